@@ -1,0 +1,117 @@
+// Package app wires lvms-rebase's cobra commands to the library packages. It holds flag
+// binding and exit-code mapping only; behaviour lives in rebase/, release/ and applier/.
+package app
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lvms-rebase/lvms-rebase/internal/version"
+)
+
+// Exit codes shared by every command; CI jobs script against them.
+const (
+	ExitOK    = 0
+	ExitError = 1
+	ExitUsage = 2
+	ExitDrift = 3
+)
+
+// IOStreams are the streams a command reads and writes, injected so tests need no globals.
+type IOStreams struct {
+	In     io.Reader
+	Out    io.Writer
+	ErrOut io.Writer
+}
+
+// ExitError carries a specific exit code out of a command's RunE.
+type exitCodeError struct {
+	code int
+	err  error
+}
+
+func (e *exitCodeError) Error() string { return e.err.Error() }
+func (e *exitCodeError) Unwrap() error { return e.err }
+
+// WithExitCode wraps err so that Main exits with code.
+func WithExitCode(code int, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &exitCodeError{code: code, err: err}
+}
+
+// usageError marks flag and argument mistakes (exit 2).
+func usageError(format string, args ...any) error {
+	return WithExitCode(ExitUsage, fmt.Errorf(format, args...))
+}
+
+// NewRootCommand builds the command tree. Sub-commands register themselves in
+// subcommands (one file per command) so that adding one touches no shared file.
+func NewRootCommand(streams IOStreams) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "lvms-rebase",
+		Short: "Refresh MicroShift's LVMS and CSI snapshot assets from an LVMS bundle and an OCP payload",
+		Long: `lvms-rebase resolves the newest LVMS operator bundle and OCP release payload for an
+OpenShift minor, turns them into plain manifests and image digests, renders them through
+kustomize and writes them into a MicroShift checkout's assets/ with a lock file.`,
+		Version:       version.Version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetIn(streams.In)
+	root.SetOut(streams.Out)
+	root.SetErr(streams.ErrOut)
+	root.SetVersionTemplate("lvms-rebase {{.Version}}\n")
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return WithExitCode(ExitUsage, err)
+	})
+	for _, mk := range subcommands {
+		root.AddCommand(mk(streams))
+	}
+	if rootConfigure != nil {
+		rootConfigure(root, streams)
+	}
+	return root
+}
+
+// subcommands is appended to by init functions of the per-command files.
+var subcommands []func(IOStreams) *cobra.Command
+
+// rootConfigure lets the main rebase command (rebase.go) attach its flags and RunE to the
+// root, since `lvms-rebase --ocp X.Y` is the root command itself.
+var rootConfigure func(root *cobra.Command, streams IOStreams)
+
+// Main runs the root command with args and returns the process exit code.
+func Main(args []string, streams IOStreams) int {
+	root := NewRootCommand(streams)
+	root.SetArgs(args)
+	err := root.Execute()
+	if err == nil {
+		return ExitOK
+	}
+	fmt.Fprintf(streams.ErrOut, "Error: %v\n", err)
+	var ec *exitCodeError
+	if errors.As(err, &ec) {
+		return ec.code
+	}
+	// cobra reports unknown commands and bad args as plain errors.
+	if isCobraUsageError(err) {
+		return ExitUsage
+	}
+	return ExitError
+}
+
+func isCobraUsageError(err error) bool {
+	msg := err.Error()
+	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "accepts ", "requires at least", "invalid argument"} {
+		if strings.Contains(msg, p) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,23 @@
+package app
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lvms-rebase/lvms-rebase/internal/version"
+)
+
+func init() { subcommands = append(subcommands, newVersionCommand) }
+
+func newVersionCommand(streams IOStreams) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the lvms-rebase version",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			_, err := fmt.Fprintf(streams.Out, "lvms-rebase %s\n", version.Version)
+			return err
+		},
+	}
+}
