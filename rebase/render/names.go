@@ -1,0 +1,115 @@
+package render
+
+import (
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// NameRule gives the file name MicroShift uses for one object it already ships.
+type NameRule struct {
+	Kind string // object kind, e.g. "CustomResourceDefinition"
+	Name string // metadata.name
+	File string // file name inside the component directory
+}
+
+// NameTable holds the file names of one era, per component directory.
+type NameTable struct {
+	LVMS     []NameRule // assets/components/lvms
+	Snapshot []NameRule // assets/components/csi-snapshot-controller
+}
+
+// The names below are MicroShift's, taken from its release branches; they are kept so that a
+// rebase produces no renames in the MicroShift history. Objects generated from the CSV
+// (RBAC, service accounts, Services, the operator Deployment) already follow the default
+// pattern and need no entry.
+var (
+	topolvmNames = []NameRule{
+		{"CSIDriver", "topolvm.io", "csi-driver.yaml"},
+		{"ConfigMap", "lvms-version", "topolvm-configmap_lvms-version.yaml"},
+		{"ConfigMap", "lvmd", "topolvm-lvmd-config_configmap_v1.yaml"},
+		{"CustomResourceDefinition", "logicalvolumes.topolvm.io", "topolvm.io_logicalvolumes.yaml"},
+		{"DaemonSet", "topolvm-node", "topolvm-node_daemonset.yaml"},
+		{"Deployment", "topolvm-controller", "topolvm-controller_deployment.yaml"},
+		{"Namespace", "openshift-storage", "topolvm-openshift-storage_namespace.yaml"},
+		{"SecurityContextConstraints", "topolvm-node", "topolvm-node-securitycontextconstraint.yaml"},
+		{"StorageClass", "topolvm-provisioner", "topolvm_default-storage-class.yaml"},
+	}
+	lvmsNames = []NameRule{
+		{"ConfigMap", "lvms-version", "topolvm-configmap_lvms-version.yaml"},
+		{"CustomResourceDefinition", "logicalvolumes.topolvm.io", "topolvm.io_logicalvolumes.yaml"},
+		{"CustomResourceDefinition", "lvmclusters.lvm.topolvm.io", "lvm.topolvm.io_lvmclusters.yaml"},
+		{"CustomResourceDefinition", "lvmvolumegroupnodestatuses.lvm.topolvm.io", "lvm.topolvm.io_lvmvolumegroupnodestatuses.yaml"},
+		{"CustomResourceDefinition", "lvmvolumegroups.lvm.topolvm.io", "lvm.topolvm.io_lvmvolumegroups.yaml"},
+		{"LVMCluster", "lvms", "lvms_default-lvmcluster.yaml"},
+		{"Namespace", "openshift-storage", "topolvm-openshift-storage_namespace.yaml"},
+		{"StorageClass", "topolvm-provisioner", "topolvm_default-storage-class.yaml"},
+		{"ValidatingWebhookConfiguration", "vlvmcluster.kb.io-lvms-operator", "lvms-operator_admissionregistration.k8s.io_v1_webhook.yaml"},
+	}
+	// MicroShift ships 05_operand_rbac.yaml as a multi-document copy of the split files; with
+	// one object per file only the split names remain (role.yaml/rolebinding.yaml as on main).
+	snapshotNames = []NameRule{
+		{"ClusterRole", "openshift-csi-snapshot-controller-runner", "clusterrole.yaml"},
+		{"ClusterRoleBinding", "openshift-csi-snapshot-controller-role", "clusterrolebinding.yaml"},
+		{"CustomResourceDefinition", "volumesnapshotclasses.snapshot.storage.k8s.io", "volumesnapshotclasses.yaml"},
+		{"CustomResourceDefinition", "volumesnapshotcontents.snapshot.storage.k8s.io", "volumesnapshotcontents.yaml"},
+		{"CustomResourceDefinition", "volumesnapshots.snapshot.storage.k8s.io", "volumesnapshots.yaml"},
+		{"Deployment", "csi-snapshot-controller", "csi_controller_deployment.yaml"},
+		{"Role", "csi-snapshot-controller-leaderelection", "role.yaml"},
+		{"RoleBinding", "csi-snapshot-controller-leaderelection", "rolebinding.yaml"},
+		{"ServiceAccount", "csi-snapshot-controller", "serviceaccount.yaml"},
+	}
+	snapshotWebhookNames = append(append([]NameRule(nil), snapshotNames...),
+		NameRule{"ClusterRole", "csi-snapshot-webhook-clusterrole", "webhook_clusterrole.yaml"},
+		NameRule{"ClusterRoleBinding", "csi-snapshot-webhook-clusterrolebinding", "webhook_clusterrolebinding.yaml"},
+		NameRule{"Deployment", "csi-snapshot-webhook", "webhook_deployment.yaml"},
+		NameRule{"Service", "csi-snapshot-webhook", "webhook_service.yaml"},
+		NameRule{"ServiceAccount", "csi-snapshot-webhook", "webhook_serviceaccount.yaml"},
+		NameRule{"ValidatingWebhookConfiguration", "snapshot.storage.k8s.io", "webhook_config.yaml"},
+	)
+)
+
+// NameTables maps an era name (era.Era.Name) to its file names. Every era of the era table
+// must have an entry (a test checks).
+var NameTables = map[string]NameTable{
+	"topolvm-4.14": {LVMS: topolvmNames, Snapshot: snapshotWebhookNames},
+	"topolvm-4.16": {LVMS: topolvmNames, Snapshot: snapshotWebhookNames},
+	"lvms-4.17":    {LVMS: lvmsNames, Snapshot: snapshotWebhookNames},
+	"lvms-4.18":    {LVMS: lvmsNames, Snapshot: snapshotNames},
+	"lvms-4.20":    {LVMS: lvmsNames, Snapshot: snapshotNames},
+}
+
+// FileName returns the file name of an object: the rule's name when rules has one for
+// kind/name, else DefaultFileName.
+func FileName(rules []NameRule, apiVersion, kind, name string) (string, error) {
+	for _, r := range rules {
+		if r.Kind == kind && r.Name == name {
+			return r.File, nil
+		}
+	}
+	return DefaultFileName(apiVersion, kind, name)
+}
+
+// DefaultFileName names an object MicroShift does not ship yet:
+// <name>_<group>_<version>_<kind>.yaml, with the core group written as just <version> and
+// the kind lowercased (e.g. "vg-manager_v1_serviceaccount.yaml",
+// "lvms-operator_apps_v1_deployment.yaml"), the pattern of MicroShift's generated files.
+func DefaultFileName(apiVersion, kind, name string) (string, error) {
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	if err != nil {
+		return "", fmt.Errorf("%s %q: apiVersion %q: %w", kind, name, apiVersion, err)
+	}
+	if name == "" || kind == "" || gv.Version == "" {
+		return "", fmt.Errorf("object apiVersion=%q kind=%q name=%q: expected apiVersion, kind and metadata.name", apiVersion, kind, name)
+	}
+	if strings.ContainsAny(name, "/\\") || name == "." || name == ".." {
+		return "", fmt.Errorf("%s %q: name cannot be used as a file name", kind, name)
+	}
+	parts := []string{name}
+	if gv.Group != "" {
+		parts = append(parts, gv.Group)
+	}
+	parts = append(parts, gv.Version, strings.ToLower(kind))
+	return strings.Join(parts, "_") + ".yaml", nil
+}

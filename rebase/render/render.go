@@ -1,0 +1,281 @@
+// Package render turns an era's kustomize overlays plus the objects generated from the LVMS
+// bundle and the OCP payload into MicroShift's asset files: one object per file, named as
+// MicroShift names them.
+//
+// Render lays out a staging tree on disk:
+//
+//	<staging>/base/...                          the embedded bases (lvmsrebase.Kustomize)
+//	<staging>/overlays/...                      the embedded overlays
+//	<staging>/generated/lvms/                   Input.LVMS, one file per object + kustomization.yaml
+//	<staging>/generated/csi-snapshot-controller Input.Snapshot, likewise
+//
+// and builds the era's two overlays with krusty, one at a time. The staging tree is a plain
+// kustomize tree, so `kubectl kustomize <staging>/<overlay>` gives the same objects (a test
+// checks this against the stock kubectl when it is installed).
+package render
+
+import (
+	"bytes"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/api/resmap"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+	"sigs.k8s.io/yaml"
+
+	"github.com/lvms-rebase/lvms-rebase/rebase/era"
+)
+
+// Component directories relative to the MicroShift checkout root.
+const (
+	LVMSDir     = "assets/components/lvms"
+	SnapshotDir = "assets/components/csi-snapshot-controller"
+)
+
+// Staging directories (relative to the staging root) the overlays list as resources.
+const (
+	GeneratedLVMSDir     = "generated/lvms"
+	GeneratedSnapshotDir = "generated/csi-snapshot-controller"
+)
+
+// Input is what one render needs.
+type Input struct {
+	// Era selects the overlays (Era.LVMSOverlay, Era.SnapshotOverlay) and the name table.
+	Era era.Era
+	// Kustomize is a tree with base/ and overlays/ (normally lvmsrebase.Kustomize).
+	Kustomize fs.FS
+	// LVMS are the objects generated from the bundle CSV and manifests.
+	LVMS []*unstructured.Unstructured
+	// Snapshot are the objects generated from the snapshot-controller assets.
+	Snapshot []*unstructured.Unstructured
+	// StagingDir is where the staging tree is laid out; it must be absent or empty and is
+	// kept afterwards. "" uses a temporary directory that is removed.
+	StagingDir string
+}
+
+// File is one rendered asset file.
+type File struct {
+	Path      string // relative to the MicroShift root, slash-separated
+	Data      []byte // YAML of exactly one object
+	Kind      string
+	Name      string
+	Namespace string
+}
+
+// Output is the rendered asset set.
+type Output struct {
+	// Files are sorted by Path.
+	Files []File
+	// ManagedDirs are the component directories whose whole content Files replaces, sorted.
+	ManagedDirs []string
+}
+
+// Map returns the files as path → bytes, the form rebase/tree takes.
+func (o *Output) Map() map[string][]byte {
+	m := make(map[string][]byte, len(o.Files))
+	for _, f := range o.Files {
+		m[f.Path] = f.Data
+	}
+	return m
+}
+
+// Render builds the era's overlays and returns one file per object.
+func Render(in Input) (*Output, error) {
+	if in.Kustomize == nil {
+		return nil, fmt.Errorf("render era %s: no kustomize tree given", in.Era.Name)
+	}
+	table, ok := NameTables[in.Era.Name]
+	if !ok {
+		return nil, fmt.Errorf("render era %q: no file name table declared (render.NameTables)", in.Era.Name)
+	}
+	staging := in.StagingDir
+	if staging == "" {
+		tmp, err := os.MkdirTemp("", "lvms-rebase-render-")
+		if err != nil {
+			return nil, fmt.Errorf("creating staging directory: %w", err)
+		}
+		defer os.RemoveAll(tmp)
+		staging = tmp
+	} else if err := ensureEmptyDir(staging); err != nil {
+		return nil, err
+	}
+	if err := Stage(staging, in.Kustomize, in.LVMS, in.Snapshot); err != nil {
+		return nil, err
+	}
+
+	out := &Output{ManagedDirs: []string{SnapshotDir, LVMSDir}}
+	components := []struct {
+		overlay, dir string
+		rules        []NameRule
+	}{
+		{in.Era.LVMSOverlay, LVMSDir, table.LVMS},
+		{in.Era.SnapshotOverlay, SnapshotDir, table.Snapshot},
+	}
+	for _, c := range components {
+		rm, err := Build(staging, c.overlay)
+		if err != nil {
+			return nil, fmt.Errorf("render era %s: %w", in.Era.Name, err)
+		}
+		files, err := split(rm, c.dir, c.rules)
+		if err != nil {
+			return nil, fmt.Errorf("render era %s, overlay %s: %w", in.Era.Name, c.overlay, err)
+		}
+		if c.dir == SnapshotDir && !in.Era.SnapshotWebhook {
+			for _, f := range files {
+				if f.Kind == "ValidatingWebhookConfiguration" {
+					return nil, fmt.Errorf("render era %s, overlay %s: %s %q: the era ships no snapshot validation webhook", in.Era.Name, c.overlay, f.Kind, f.Name)
+				}
+			}
+		}
+		out.Files = append(out.Files, files...)
+	}
+	sort.Slice(out.Files, func(i, j int) bool { return out.Files[i].Path < out.Files[j].Path })
+	return out, nil
+}
+
+// Options returns the krusty options Render uses. Reorder is "legacy" on purpose: it is what
+// stock `kubectl kustomize` does when neither the flag nor the kustomization's sortOptions
+// say otherwise, whereas krusty's library default is "none". Render's files do not depend on
+// the order (one object per file), but the build must equal the CLI's so that a maintainer
+// can reproduce it with `kubectl kustomize`, and legacy order makes it independent of the
+// order the generators happen to emit objects in.
+func Options() *krusty.Options {
+	o := krusty.MakeDefaultOptions()
+	o.Reorder = krusty.ReorderOptionLegacy
+	return o
+}
+
+// Build runs krusty on one overlay of a staging tree laid out by Stage.
+func Build(staging, overlay string) (resmap.ResMap, error) {
+	if overlay == "" {
+		return nil, fmt.Errorf("no overlay declared")
+	}
+	k := krusty.MakeKustomizer(Options())
+	rm, err := k.Run(filesys.MakeFsOnDisk(), filepath.Join(staging, filepath.FromSlash(overlay)))
+	if err != nil {
+		return nil, fmt.Errorf("kustomize build %s: %w", overlay, err)
+	}
+	return rm, nil
+}
+
+// Stage writes the staging tree into dir: the kustomize tree kt and the generated objects
+// as resource directories with their own kustomization.yaml.
+func Stage(dir string, kt fs.FS, lvms, snapshot []*unstructured.Unstructured) error {
+	err := fs.WalkDir(kt, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		dst := filepath.Join(dir, filepath.FromSlash(p))
+		if d.IsDir() {
+			return os.MkdirAll(dst, 0o755)
+		}
+		b, err := fs.ReadFile(kt, p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(dst, b, 0o644)
+	})
+	if err != nil {
+		return fmt.Errorf("staging kustomize tree into %s: %w", dir, err)
+	}
+	if err := writeGenerated(filepath.Join(dir, GeneratedLVMSDir), lvms); err != nil {
+		return err
+	}
+	return writeGenerated(filepath.Join(dir, GeneratedSnapshotDir), snapshot)
+}
+
+func writeGenerated(dir string, objs []*unstructured.Unstructured) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("creating %s: %w", dir, err)
+	}
+	var k bytes.Buffer
+	k.WriteString("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n")
+	if len(objs) == 0 {
+		k.WriteString("resources: []\n")
+	} else {
+		k.WriteString("resources:\n")
+	}
+	for i, o := range objs {
+		if o == nil {
+			return fmt.Errorf("generated object %d for %s is nil", i, dir)
+		}
+		// The index keeps names unique even for objects whose kind/name collide, so that
+		// kustomize, not the file system, reports the duplicate.
+		name := fmt.Sprintf("%03d_%s_%s.yaml", i, strings.ToLower(o.GetKind()), safeName(o.GetName()))
+		b, err := yaml.Marshal(o.Object)
+		if err != nil {
+			return fmt.Errorf("generated %s %q: %w", o.GetKind(), o.GetName(), err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			return fmt.Errorf("writing generated %s %q: %w", o.GetKind(), o.GetName(), err)
+		}
+		fmt.Fprintf(&k, "- %s\n", name)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), k.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("writing %s/kustomization.yaml: %w", dir, err)
+	}
+	return nil
+}
+
+func safeName(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '.') {
+			b[i] = '_'
+		}
+	}
+	return string(b)
+}
+
+// split turns a built overlay into files of dir named by rules.
+func split(rm resmap.ResMap, dir string, rules []NameRule) ([]File, error) {
+	var files []File
+	seen := map[string]string{}
+	for _, r := range rm.Resources() {
+		obj, err := r.Map()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", r.CurId(), err)
+		}
+		u := &unstructured.Unstructured{Object: obj}
+		name, err := FileName(rules, u.GetAPIVersion(), u.GetKind(), u.GetName())
+		if err != nil {
+			return nil, err
+		}
+		id := fmt.Sprintf("%s %s/%s", u.GetKind(), u.GetNamespace(), u.GetName())
+		p := path.Join(dir, name)
+		if other, dup := seen[p]; dup {
+			return nil, fmt.Errorf("%s and %s both map to file %s", other, id, p)
+		}
+		seen[p] = id
+		data, err := yaml.Marshal(obj)
+		if err != nil {
+			return nil, fmt.Errorf("%s: marshalling: %w", id, err)
+		}
+		files = append(files, File{Path: p, Data: data, Kind: u.GetKind(), Name: u.GetName(), Namespace: u.GetNamespace()})
+	}
+	return files, nil
+}
+
+func ensureEmptyDir(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if os.IsNotExist(err) {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("creating staging directory: %w", err)
+		}
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("staging directory %s: %w", dir, err)
+	}
+	if len(entries) > 0 {
+		return fmt.Errorf("staging directory %s: expected an empty or absent directory, it has %d entries", dir, len(entries))
+	}
+	return nil
+}
