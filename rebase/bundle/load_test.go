@@ -1,0 +1,205 @@
+package bundle
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// fixtures are the hand-modelled bundles under testdata/bundles, one per era shape.
+var fixtures = []string{"v4.14.14", "v4.15.12", "v4.16.0", "v4.17.7", "v4.18.4", "v4.20.0", "v4.23.1"}
+
+func TestLoadFixtures(t *testing.T) {
+	want := map[string]struct {
+		objects, webhooks int
+		ns                string
+	}{
+		"v4.14.14": {15, 1, "openshift-storage"},
+		"v4.15.12": {13, 1, "openshift-storage"},
+		"v4.16.0":  {12, 1, "openshift-storage"},
+		"v4.17.7":  {12, 1, "openshift-storage"},
+		"v4.18.4":  {11, 1, "openshift-storage"},
+		"v4.20.0":  {11, 1, "openshift-lvm-storage"},
+		"v4.23.1":  {11, 2, "openshift-lvm-storage"},
+	}
+	for _, name := range fixtures {
+		t.Run(name, func(t *testing.T) {
+			b, err := Load(filepath.Join("testdata", "bundles", name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := want[name]
+			if "v"+b.Version != name {
+				t.Errorf("Version = %q, want %q", b.Version, strings.TrimPrefix(name, "v"))
+			}
+			if b.CSVFile != "manifests/lvms-operator.clusterserviceversion.yaml" {
+				t.Errorf("CSVFile = %q", b.CSVFile)
+			}
+			if len(b.Objects) != w.objects {
+				t.Errorf("%d objects, want %d", len(b.Objects), w.objects)
+			}
+			if n := len(b.CSV.Spec.WebhookDefinitions); n != w.webhooks {
+				t.Errorf("%d webhook definitions, want %d", n, w.webhooks)
+			}
+			if got := b.CSV.Annotations[SuggestedNamespaceAnnotation]; got != w.ns {
+				t.Errorf("suggested namespace %q, want %q", got, w.ns)
+			}
+			if b.Annotations[PackageAnnotation] != "lvms-operator" {
+				t.Errorf("package annotation = %q", b.Annotations[PackageAnnotation])
+			}
+			for i := 1; i < len(b.Objects); i++ {
+				if b.Objects[i-1].File >= b.Objects[i].File {
+					t.Errorf("objects not in file order: %s, %s", b.Objects[i-1].File, b.Objects[i].File)
+				}
+			}
+		})
+	}
+}
+
+// copyBundle copies a fixture bundle into a temp dir for mutation.
+func copyBundle(t testing.TB, name string) string {
+	t.Helper()
+	src := filepath.Join("testdata", "bundles", name)
+	dst := t.TempDir()
+	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+// editFile applies a string replacement to a bundle file and fails if it did not apply.
+func editFile(t testing.TB, dir, rel, old, new string) {
+	t.Helper()
+	p := filepath.Join(dir, rel)
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), old) {
+		t.Fatalf("%s does not contain %q", rel, old)
+	}
+	if err := os.WriteFile(p, []byte(strings.Replace(string(data), old, new, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+const csvFile = "manifests/lvms-operator.clusterserviceversion.yaml"
+
+func TestLoadErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		edit func(t *testing.T, dir string)
+		want []string
+	}{
+		{"no CSV", func(t *testing.T, dir string) {
+			if err := os.Remove(filepath.Join(dir, csvFile)); err != nil {
+				t.Fatal(err)
+			}
+		}, []string{"no ClusterServiceVersion (kind ClusterServiceVersion) in manifests/"}},
+		{"two CSVs", func(t *testing.T, dir string) {
+			data, _ := os.ReadFile(filepath.Join(dir, csvFile))
+			if err := os.WriteFile(filepath.Join(dir, "manifests/zz-copy.yaml"), data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, []string{"two ClusterServiceVersions", csvFile, "manifests/zz-copy.yaml"}},
+		{"bad YAML", func(t *testing.T, dir string) {
+			if err := os.WriteFile(filepath.Join(dir, "manifests/broken.yaml"), []byte("kind: [\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, []string{"decoding manifests/broken.yaml"}},
+		{"two documents", func(t *testing.T, dir string) {
+			if err := os.WriteFile(filepath.Join(dir, "manifests/two.yaml"), []byte("kind: A\n---\nkind: B\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, []string{"decoding manifests/two.yaml", "more than one document"}},
+		{"no kind", func(t *testing.T, dir string) {
+			if err := os.WriteFile(filepath.Join(dir, "manifests/nokind.yaml"), []byte("apiVersion: v1\nmetadata: {name: x}\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, []string{"manifests/nokind.yaml: field kind is empty"}},
+		{"no name", func(t *testing.T, dir string) {
+			if err := os.WriteFile(filepath.Join(dir, "manifests/noname.yaml"), []byte("apiVersion: v1\nkind: Service\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, []string{"manifests/noname.yaml: Service has no metadata.name"}},
+		{"unknown install strategy", func(t *testing.T, dir string) {
+			editFile(t, dir, csvFile, "strategy: deployment", "strategy: helm")
+		}, []string{csvFile, `field spec.install.strategy is "helm", expected "deployment"`}},
+		{"missing deployment", func(t *testing.T, dir string) {
+			editFile(t, dir, csvFile, "deploymentName: lvms-operator", "deploymentName: lvms-operatorx")
+		}, []string{csvFile, `spec.webhookdefinitions[0].deploymentName "lvms-operatorx": missing deployment`}},
+		{"no deployments", func(t *testing.T, dir string) {
+			editFile(t, dir, csvFile, "      deployments:\n", "      deployments: []\n      x-deployments:\n")
+		}, []string{csvFile, "field spec.install.spec.deployments is empty"}},
+		{"no version", func(t *testing.T, dir string) {
+			editFile(t, dir, csvFile, "  version: 4.18.4\n", "\n")
+		}, []string{csvFile, "field spec.version is missing"}},
+		{"unknown webhook type", func(t *testing.T, dir string) {
+			editFile(t, dir, csvFile, "type: ValidatingAdmissionWebhook", "type: ConversionWebhook")
+		}, []string{csvFile, `spec.webhookdefinitions[0].type "ConversionWebhook" is not supported`}},
+		{"empty service account", func(t *testing.T, dir string) {
+			editFile(t, dir, csvFile, "serviceAccountName: vg-manager", "serviceAccountName: ''")
+		}, []string{csvFile, "spec.install.spec.clusterPermissions[1].serviceAccountName is empty"}},
+		{"owned CRD missing", func(t *testing.T, dir string) {
+			if err := os.Remove(filepath.Join(dir, "manifests/topolvm.io_logicalvolumes.yaml")); err != nil {
+				t.Fatal(err)
+			}
+		}, []string{csvFile, "spec.customresourcedefinitions.owned", "logicalvolumes"}},
+		{"no annotations", func(t *testing.T, dir string) {
+			if err := os.Remove(filepath.Join(dir, AnnotationsFile)); err != nil {
+				t.Fatal(err)
+			}
+		}, []string{"reading metadata/annotations.yaml"}},
+		{"no package annotation", func(t *testing.T, dir string) {
+			editFile(t, dir, AnnotationsFile, "operators.operatorframework.io.bundle.package.v1: lvms-operator", "x: y")
+		}, []string{"metadata/annotations.yaml: field annotations.operators.operatorframework.io.bundle.package.v1 is empty"}},
+		{"no manifests dir", func(t *testing.T, dir string) {
+			if err := os.RemoveAll(filepath.Join(dir, ManifestsDir)); err != nil {
+				t.Fatal(err)
+			}
+		}, []string{"reading manifests/"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := copyBundle(t, "v4.18.4")
+			tc.edit(t, dir)
+			_, err := Load(dir)
+			if err == nil {
+				t.Fatal("Load succeeded")
+			}
+			for _, w := range append(tc.want, dir) {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not contain %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestLoadSkipsDotfilesAndDirs(t *testing.T) {
+	dir := copyBundle(t, "v4.18.4")
+	if err := os.WriteFile(filepath.Join(dir, "manifests/.hidden.yaml"), []byte("kind: [\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "manifests/sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(dir); err != nil {
+		t.Fatal(err)
+	}
+}
