@@ -1,0 +1,220 @@
+package tree
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// contextLines is the number of unchanged lines around each change, as in `diff -u`.
+const contextLines = 3
+
+// Diff returns a unified diff (git style: a/ and b/ paths, /dev/null for added and removed
+// files) from the tree at root to files, covering the same paths as Compute. Files are in
+// path order; an unchanged tree gives "".
+func Diff(root string, files map[string][]byte, managedDirs []string) (string, error) {
+	p, err := Compute(root, files, managedDirs)
+	if err != nil {
+		return "", err
+	}
+	type entry struct {
+		rel      string
+		old, new *string
+	}
+	var entries []entry
+	read := func(rel string) (*string, error) {
+		b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(rel)))
+		if err != nil {
+			return nil, fmt.Errorf("diff: reading %s: %w", rel, err)
+		}
+		s := string(b)
+		return &s, nil
+	}
+	for _, rel := range p.Add {
+		s := string(files[rel])
+		entries = append(entries, entry{rel: rel, new: &s})
+	}
+	for _, rel := range p.Change {
+		old, err := read(rel)
+		if err != nil {
+			return "", err
+		}
+		s := string(files[rel])
+		entries = append(entries, entry{rel: rel, old: old, new: &s})
+	}
+	for _, rel := range p.Remove {
+		old, err := read(rel)
+		if err != nil {
+			return "", err
+		}
+		entries = append(entries, entry{rel: rel, old: old})
+	}
+	sort.Slice(entries, func(i, j int) bool { return entries[i].rel < entries[j].rel })
+	var b strings.Builder
+	for _, e := range entries {
+		from, to := "a/"+e.rel, "b/"+e.rel
+		var oldText, newText string
+		if e.old == nil {
+			from = "/dev/null"
+		} else {
+			oldText = *e.old
+		}
+		if e.new == nil {
+			to = "/dev/null"
+		} else {
+			newText = *e.new
+		}
+		fmt.Fprintf(&b, "diff --git a/%s b/%s\n", e.rel, e.rel)
+		fmt.Fprintf(&b, "--- %s\n+++ %s\n", from, to)
+		b.WriteString(Unified(oldText, newText))
+	}
+	return b.String(), nil
+}
+
+// Unified returns the hunks ("@@ -l,n +l,n @@" and their lines) turning a into b, with
+// "\ No newline at end of file" markers as diff(1) writes them.
+func Unified(a, b string) string {
+	x, y := splitLines(a), splitLines(b)
+	ops := diffLines(x, y)
+	var out strings.Builder
+	// Group ops into hunks: runs of changes with up to 2*contextLines of equal lines between.
+	i := 0
+	for i < len(ops) {
+		// Find the next change.
+		for i < len(ops) && ops[i].kind == ' ' {
+			i++
+		}
+		if i == len(ops) {
+			break
+		}
+		start := max(i-contextLines, 0)
+		end := i
+		for end < len(ops) {
+			if ops[end].kind != ' ' {
+				end++
+				continue
+			}
+			run := end
+			for run < len(ops) && ops[run].kind == ' ' {
+				run++
+			}
+			if run == len(ops) || run-end > 2*contextLines {
+				end = min(end+contextLines, len(ops))
+				break
+			}
+			end = run
+		}
+		aStart, bStart := ops[start].ai, ops[start].bi
+		var aLen, bLen int
+		var body strings.Builder
+		for _, o := range ops[start:end] {
+			switch o.kind {
+			case ' ':
+				aLen++
+				bLen++
+				writeLine(&body, ' ', x[o.ai])
+			case '-':
+				aLen++
+				writeLine(&body, '-', x[o.ai])
+			case '+':
+				bLen++
+				writeLine(&body, '+', y[o.bi])
+			}
+		}
+		fmt.Fprintf(&out, "@@ -%s +%s @@\n", hunkRange(aStart, aLen), hunkRange(bStart, bLen))
+		out.WriteString(body.String())
+		i = end
+	}
+	return out.String()
+}
+
+func hunkRange(start, n int) string {
+	if n == 0 {
+		return fmt.Sprintf("%d,0", start) // diff(1) names the line before an empty range
+	}
+	if n == 1 {
+		return fmt.Sprintf("%d", start+1)
+	}
+	return fmt.Sprintf("%d,%d", start+1, n)
+}
+
+func writeLine(b *strings.Builder, kind byte, line string) {
+	b.WriteByte(kind)
+	if strings.HasSuffix(line, "\n") {
+		b.WriteString(line)
+		return
+	}
+	b.WriteString(line)
+	b.WriteString("\n\\ No newline at end of file\n")
+}
+
+// splitLines splits after each newline; a final line without one is kept as is.
+func splitLines(s string) []string {
+	if s == "" {
+		return nil
+	}
+	lines := strings.SplitAfter(s, "\n")
+	if lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	return lines
+}
+
+type op struct {
+	kind   byte // ' ', '-', '+'
+	ai, bi int  // line index in a and b at this op (for '+' ai is the insertion point)
+}
+
+// diffLines computes a shortest edit script by longest common subsequence after trimming
+// the common prefix and suffix; asset files are at most a few thousand lines.
+func diffLines(x, y []string) []op {
+	pre := 0
+	for pre < len(x) && pre < len(y) && x[pre] == y[pre] {
+		pre++
+	}
+	suf := 0
+	for suf < len(x)-pre && suf < len(y)-pre && x[len(x)-1-suf] == y[len(y)-1-suf] {
+		suf++
+	}
+	mx, my := x[pre:len(x)-suf], y[pre:len(y)-suf]
+	n, m := len(mx), len(my)
+	// lcs[i][j] = LCS length of mx[i:] and my[j:].
+	lcs := make([][]int32, n+1)
+	for i := range lcs {
+		lcs[i] = make([]int32, m+1)
+	}
+	for i := n - 1; i >= 0; i-- {
+		for j := m - 1; j >= 0; j-- {
+			if mx[i] == my[j] {
+				lcs[i][j] = lcs[i+1][j+1] + 1
+			} else {
+				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
+			}
+		}
+	}
+	var ops []op
+	for k := 0; k < pre; k++ {
+		ops = append(ops, op{' ', k, k})
+	}
+	i, j := 0, 0
+	for i < n || j < m {
+		switch {
+		case i < n && j < m && mx[i] == my[j]:
+			ops = append(ops, op{' ', pre + i, pre + j})
+			i++
+			j++
+		case j < m && (i == n || lcs[i][j+1] > lcs[i+1][j]):
+			ops = append(ops, op{'+', pre + i, pre + j})
+			j++
+		default:
+			ops = append(ops, op{'-', pre + i, pre + j})
+			i++
+		}
+	}
+	for k := 0; k < suf; k++ {
+		ops = append(ops, op{' ', len(x) - suf + k, len(y) - suf + k})
+	}
+	return ops
+}
