@@ -1,0 +1,238 @@
+package lock
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/lock.golden.yaml")
+
+// d makes a fake digest from one hex character.
+func d(c string) string { return "sha256:" + strings.Repeat(c, 64) }
+
+// sample is a lock as a 4.18 rebase would write it, with lists deliberately unsorted.
+func sample() *Lock {
+	l := New()
+	l.ToolVersion = "v0.1.0"
+	l.OCP = "4.18"
+	l.Era = "lvms-4.18"
+	l.Bundle = Bundle{
+		Ref:     "registry.redhat.io/lvms4/lvms-operator-bundle:v4.18.4",
+		Version: "v4.18.4",
+		Digest:  d("1"),
+		Arch:    map[string]string{"x86_64": d("2"), "aarch64": d("3")},
+	}
+	l.Payload = Payload{Version: "4.18.12", Arch: []PayloadArch{
+		{Arch: "x86_64", Ref: "quay.io/openshift-release-dev/ocp-release:4.18.12-x86_64", Digest: d("4"), Base: "4.18.12"},
+		{Arch: "aarch64", Ref: "quay.io/openshift-release-dev/ocp-release:4.18.12-aarch64", Digest: d("5"), Base: "4.18.12"},
+	}}
+	l.SnapshotAssets = SnapshotAssets{
+		Source: "https://github.com/openshift/cluster-csi-snapshot-controller-operator",
+		Commit: "0123456789abcdef0123456789abcdef01234567",
+		SHA256: d("6"),
+	}
+	l.Images = []Image{
+		{Key: "lvms_operator", Name: "lvms-operator", From: "bundle", Repository: "registry.redhat.io/lvms4/lvms-rhel9-operator",
+			ListDigest: d("7"), Arch: map[string]string{"x86_64": d("8"), "aarch64": d("9")}},
+		{Key: "csi-snapshot-controller", Name: "csi-snapshot-controller", From: "payload",
+			Repository: "quay.io/openshift-release-dev/ocp-v4.0-art-dev", Arch: map[string]string{"x86_64": d("a"), "aarch64": d("b")}},
+	}
+	l.SetFiles(map[string][]byte{
+		"assets/release/release-x86_64.json":                         []byte("{}\n"),
+		"assets/components/lvms/lvms_default-lvmcluster.yaml":        []byte("kind: LVMCluster\n"),
+		"assets/components/csi-snapshot-controller/clusterrole.yaml": []byte("kind: ClusterRole\n"),
+		Path: []byte("ignored: the lock itself\n"),
+	})
+	return l
+}
+
+func TestGoldenRoundTrip(t *testing.T) {
+	b, err := sample().Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden := filepath.Join("testdata", "lock.golden.yaml")
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(golden, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create)", err)
+	}
+	if !bytes.Equal(b, want) {
+		t.Fatalf("Marshal differs from golden:\n%s\n--- want\n%s", b, want)
+	}
+	l, err := Read(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := l.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(again, want) {
+		t.Fatalf("Read+Marshal is not the identity:\n%s", again)
+	}
+	s := sample()
+	s.sort()
+	if !reflect.DeepEqual(l, s) {
+		t.Fatalf("Read gives\n%+v\nwant\n%+v", l, s)
+	}
+	if len(l.Files) != 3 {
+		t.Errorf("files = %v, want 3 without the lock itself", l.Files)
+	}
+	if img, ok := l.Image("lvms_operator"); !ok || img.Arch["aarch64"] != d("9") {
+		t.Errorf("Image(lvms_operator) = %+v, %v", img, ok)
+	}
+	if _, ok := l.Image("nope"); ok {
+		t.Error("Image(nope) found")
+	}
+}
+
+// TestDeterministic: the same content built in another order gives the same bytes.
+func TestDeterministic(t *testing.T) {
+	a, err := sample().Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := sample()
+	for i, j := 0, len(l.Images)-1; i < j; i, j = i+1, j-1 {
+		l.Images[i], l.Images[j] = l.Images[j], l.Images[i]
+	}
+	for i, j := 0, len(l.Files)-1; i < j; i, j = i+1, j-1 {
+		l.Files[i], l.Files[j] = l.Files[j], l.Files[i]
+	}
+	b, err := l.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(a, b) {
+		t.Fatalf("not deterministic:\n%s\n---\n%s", a, b)
+	}
+}
+
+func TestReadStrict(t *testing.T) {
+	good, err := sample().Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name, data, wantErr string
+	}{
+		{"unknown top-level field", string(good) + "extra: 1\n", `unknown field "extra"`},
+		{"unknown nested field", strings.Replace(string(good), "  commit:", "  comit: x\n  commit:", 1), `unknown field "comit"`},
+		{"duplicate field", string(good) + "ocp: \"4.19\"\n", `"ocp" already set`},
+		{"wrong kind", strings.Replace(string(good), "kind: RebaseLock", "kind: Other", 1), "expected " + APIVersion + "/" + Kind},
+		{"bad digest", strings.Replace(string(good), d("4"), "sha256:abc", 1), "payload.arch[1].digest"},
+		{"not yaml", "{", "parsing"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "lvms-rebase.lock.yaml")
+			if err := os.WriteFile(p, []byte(tc.data), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := Read(p)
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), p) {
+				t.Fatalf("err = %v, want one naming %s and containing %q", err, p, tc.wantErr)
+			}
+		})
+	}
+	if _, err := Read(filepath.Join(t.TempDir(), "absent.yaml")); err == nil || !strings.Contains(err.Error(), "absent.yaml") {
+		t.Fatalf("missing file: err = %v", err)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	cases := []struct {
+		name    string
+		mutate  func(l *Lock)
+		wantErr string
+	}{
+		{"ok", func(l *Lock) {}, ""},
+		{"no tool version", func(l *Lock) { l.ToolVersion = "" }, "toolVersion: required"},
+		{"bad ocp", func(l *Lock) { l.OCP = "4.18.1" }, `ocp: "4.18.1"`},
+		{"no era", func(l *Lock) { l.Era = "" }, "era: required"},
+		{"no bundle digest", func(l *Lock) { l.Bundle.Digest = "" }, "bundle.digest: required"},
+		{"bundle arch unknown", func(l *Lock) { l.Bundle.Arch["amd64"] = d("c") }, `arch "amd64"`},
+		{"no payload", func(l *Lock) { l.Payload.Arch = nil }, "payload.arch: at least one"},
+		{"payload arch twice", func(l *Lock) { l.Payload.Arch[0].Arch = l.Payload.Arch[1].Arch }, "listed twice"},
+		{"payload without ref", func(l *Lock) { l.Payload.Arch[0].Ref = "" }, ".ref: required"},
+		{"no snapshot commit", func(l *Lock) { l.SnapshotAssets.Commit = "" }, "snapshotAssets.commit: required"},
+		{"bad snapshot sum", func(l *Lock) { l.SnapshotAssets.SHA256 = "abc" }, "snapshotAssets.sha256"},
+		{"image key twice", func(l *Lock) { l.Images[1].Key = l.Images[0].Key }, "key listed twice"},
+		{"image from", func(l *Lock) { l.Images[0].From = "cache" }, "expected bundle or payload"},
+		{"image no arch", func(l *Lock) { l.Images[0].Arch = nil }, "at least one architecture"},
+		{"image bad arch digest", func(l *Lock) { l.Images[0].Arch["x86_64"] = "latest" }, `.arch.x86_64: "latest"`},
+		{"image bad list digest", func(l *Lock) { l.Images[0].ListDigest = "sha256:zz" }, "listDigest"},
+		{"file escapes", func(l *Lock) { l.Files[0].Path = "../x" }, "relative path inside"},
+		{"file is the lock", func(l *Lock) { l.Files[0].Path = Path }, "its own checksum"},
+		{"file bad sum", func(l *Lock) { l.Files[0].SHA256 = "x" }, "64 hex digits"},
+		{"file twice", func(l *Lock) { l.Files[1].Path = l.Files[0].Path }, "path listed twice"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			l := sample()
+			tc.mutate(l)
+			err := l.Validate()
+			if tc.wantErr == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("err = %v, want %q", err, tc.wantErr)
+			}
+			if _, merr := l.Marshal(); merr == nil {
+				t.Fatal("Marshal accepted an invalid lock")
+			}
+		})
+	}
+}
+
+func TestDrift(t *testing.T) {
+	root := t.TempDir()
+	files := map[string][]byte{
+		"assets/components/lvms/a.yaml":      []byte("a\n"),
+		"assets/components/lvms/b.yaml":      []byte("b\n"),
+		"assets/release/release-x86_64.json": []byte("{}\n"),
+	}
+	for p, b := range files {
+		full := filepath.Join(root, p)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l := sample()
+	l.SetFiles(files)
+	if drift, err := l.Drift(root); err != nil || len(drift) != 0 {
+		t.Fatalf("clean tree: drift %v, %v", drift, err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "assets/components/lvms/b.yaml"), []byte("edited\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(root, "assets/release/release-x86_64.json")); err != nil {
+		t.Fatal(err)
+	}
+	drift, err := l.Drift(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"assets/components/lvms/b.yaml", "assets/release/release-x86_64.json"}; !reflect.DeepEqual(drift, want) {
+		t.Fatalf("drift = %v, want %v", drift, want)
+	}
+}
