@@ -1,0 +1,190 @@
+package source
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+)
+
+// authFile is one candidate credentials file and why it is on the list.
+type authFile struct {
+	path   string
+	origin string // --authfile, REGISTRY_AUTH_FILE, …
+}
+
+// AuthFileCandidates lists, in lookup order, the credential files lvms-rebase consults:
+// the explicit flag, $REGISTRY_AUTH_FILE, ~/.pull-secret.json (MicroShift's convention),
+// podman's auth.json, then docker's config.json. Missing files (other than an explicit one)
+// are skipped at lookup time.
+func AuthFileCandidates(explicit string) []authFile {
+	var files []authFile
+	if explicit != "" {
+		files = append(files, authFile{explicit, "--authfile"})
+	}
+	if p := os.Getenv("REGISTRY_AUTH_FILE"); p != "" {
+		files = append(files, authFile{p, "REGISTRY_AUTH_FILE"})
+	}
+	home, _ := os.UserHomeDir()
+	if home != "" {
+		files = append(files, authFile{filepath.Join(home, ".pull-secret.json"), "~/.pull-secret.json"})
+	}
+	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" {
+		files = append(files, authFile{filepath.Join(d, "containers", "auth.json"), "podman auth.json"})
+	}
+	if d := os.Getenv("XDG_CONFIG_HOME"); d != "" {
+		files = append(files, authFile{filepath.Join(d, "containers", "auth.json"), "podman auth.json"})
+	} else if home != "" {
+		files = append(files, authFile{filepath.Join(home, ".config", "containers", "auth.json"), "podman auth.json"})
+	}
+	if d := os.Getenv("DOCKER_CONFIG"); d != "" {
+		files = append(files, authFile{filepath.Join(d, "config.json"), "docker config.json"})
+	} else if home != "" {
+		files = append(files, authFile{filepath.Join(home, ".docker", "config.json"), "docker config.json"})
+	}
+	return files
+}
+
+type authEntry struct {
+	Auth          string `json:"auth"`
+	Username      string `json:"username"`
+	Password      string `json:"password"`
+	IdentityToken string `json:"identitytoken"`
+	RegistryToken string `json:"registrytoken"`
+}
+
+type authConfigFile struct {
+	Auths map[string]authEntry `json:"auths"`
+}
+
+// fileKeychain looks credentials up in the candidate files in order; the first file with
+// an entry for the repository (most specific key first) or its registry wins. It remembers
+// which file served each registry so auth errors can name it.
+type fileKeychain struct {
+	files []authFile
+	log   *slog.Logger
+
+	mu     sync.Mutex
+	parsed map[string]*authConfigFile
+	used   map[string]string // registry -> description of the credential source
+}
+
+func newFileKeychain(explicit string, log *slog.Logger) (*fileKeychain, error) {
+	if explicit != "" {
+		if _, err := os.Stat(explicit); err != nil {
+			return nil, fmt.Errorf("auth file given with --authfile: %w", err)
+		}
+	}
+	return &fileKeychain{files: AuthFileCandidates(explicit), log: log, parsed: map[string]*authConfigFile{}, used: map[string]string{}}, nil
+}
+
+func (k *fileKeychain) load(f authFile) (*authConfigFile, error) {
+	if c, ok := k.parsed[f.path]; ok {
+		return c, nil
+	}
+	data, err := os.ReadFile(f.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		k.parsed[f.path] = nil
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading auth file %s (%s): %w", f.path, f.origin, err)
+	}
+	var c authConfigFile
+	if err := json.Unmarshal(data, &c); err != nil {
+		// Never echo the content: it is a secret.
+		return nil, fmt.Errorf("auth file %s (%s) is not valid auths JSON", f.path, f.origin)
+	}
+	k.parsed[f.path] = &c
+	return &c, nil
+}
+
+// normKey strips the scheme and docker's legacy /v1/ suffix from an auths key.
+func normKey(key string) string {
+	key = strings.TrimPrefix(strings.TrimPrefix(key, "https://"), "http://")
+	key = strings.TrimSuffix(key, "/")
+	key = strings.TrimSuffix(key, "/v1")
+	key = strings.TrimSuffix(key, "/v2")
+	if key == "docker.io" {
+		key = "index.docker.io"
+	}
+	return key
+}
+
+// lookup finds the entry for repo (host/path) in c: the longest key that equals the repo,
+// one of its parent namespaces, or the registry host.
+func lookup(c *authConfigFile, repo string) (authEntry, bool) {
+	var best string
+	var entry authEntry
+	found := false
+	for key, e := range c.Auths {
+		k := normKey(key)
+		if (k == repo || strings.HasPrefix(repo, k+"/")) && len(k) >= len(best) {
+			best, entry, found = k, e, true
+		}
+	}
+	return entry, found
+}
+
+// Resolve implements authn.Keychain.
+func (k *fileKeychain) Resolve(res authn.Resource) (authn.Authenticator, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	reg := res.RegistryStr()
+	target := res.String()
+	for _, f := range k.files {
+		c, err := k.load(f)
+		if err != nil {
+			return nil, err
+		}
+		if c == nil {
+			continue
+		}
+		e, ok := lookup(c, target)
+		if !ok {
+			continue
+		}
+		cfg := authn.AuthConfig{Username: e.Username, Password: e.Password, IdentityToken: e.IdentityToken, RegistryToken: e.RegistryToken}
+		if e.Auth != "" {
+			raw, err := base64.StdEncoding.DecodeString(e.Auth)
+			if err != nil {
+				return nil, fmt.Errorf("auth file %s (%s): entry for %s has an invalid auth field", f.path, f.origin, reg)
+			}
+			user, pass, ok := strings.Cut(string(raw), ":")
+			if !ok {
+				return nil, fmt.Errorf("auth file %s (%s): entry for %s has an invalid auth field", f.path, f.origin, reg)
+			}
+			cfg.Username, cfg.Password = user, pass
+		}
+		desc := fmt.Sprintf("%s (%s)", f.path, f.origin)
+		if k.used[reg] != desc {
+			k.log.Info("using registry credentials", "registry", reg, "authFile", f.path, "from", f.origin)
+		}
+		k.used[reg] = desc
+		return authn.FromConfig(cfg), nil
+	}
+	k.used[reg] = ""
+	return authn.Anonymous, nil
+}
+
+// describe says where credentials for registry came from, for error messages.
+func (k *fileKeychain) describe(registry string) string {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if d := k.used[registry]; d != "" {
+		return "credentials from " + d
+	}
+	var tried []string
+	for _, f := range k.files {
+		tried = append(tried, f.path)
+	}
+	return "no credentials for this registry in any auth file (looked in " + strings.Join(tried, ", ") + "); pass -a/--authfile"
+}

@@ -1,0 +1,177 @@
+package source
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+)
+
+const ociPrefix = "oci:"
+
+// imgRef is a parsed image reference: a registry repository or an OCI layout directory,
+// with a tag and/or digest.
+type imgRef struct {
+	canonical string // as given, recorded in outputs
+	repo      string // host/path, or the layout directory for oci
+	tag       string
+	digest    string // sha256:… when pinned by digest
+	oci       bool
+}
+
+func (r imgRef) String() string { return r.canonical }
+
+// byDigest returns the same image addressed by digest d.
+func (r imgRef) withDigest(d string) imgRef {
+	r.digest = d
+	return r
+}
+
+// parseRef parses a registry reference or oci:PATH[:TAG|@DIGEST].
+func parseRef(s string) (imgRef, error) {
+	s = strings.TrimSpace(s)
+	if strings.HasPrefix(s, ociPrefix) {
+		rest := strings.TrimPrefix(s, ociPrefix)
+		r := imgRef{canonical: s, oci: true}
+		if i := strings.LastIndex(rest, "@"); i >= 0 {
+			r.digest = rest[i+1:]
+			rest = rest[:i]
+			if _, err := v1.NewHash(r.digest); err != nil {
+				return imgRef{}, fmt.Errorf("reference %q: bad digest: %w", s, err)
+			}
+		} else if i := strings.LastIndex(rest, ":"); i > strings.LastIndex(rest, "/") {
+			r.tag = rest[i+1:]
+			rest = rest[:i]
+		}
+		if rest == "" {
+			return imgRef{}, fmt.Errorf("reference %q: want oci:PATH[:TAG|@DIGEST]", s)
+		}
+		r.repo = rest
+		return r, nil
+	}
+	ref, err := name.ParseReference(s, name.WithDefaultTag(""))
+	if err != nil {
+		return imgRef{}, fmt.Errorf("reference %q: %w", s, err)
+	}
+	r := imgRef{canonical: s, repo: ref.Context().Name()}
+	switch v := ref.(type) {
+	case name.Digest:
+		r.digest = v.DigestStr()
+		// "repo:tag@digest" keeps the tag for display; the digest decides.
+		if at := strings.LastIndex(s, "@"); at >= 0 {
+			head := s[:at]
+			if c := strings.LastIndex(head, ":"); c > strings.LastIndex(head, "/") {
+				r.tag = head[c+1:]
+			}
+		}
+	case name.Tag:
+		r.tag = v.TagStr()
+	}
+	if r.tag == "" && r.digest == "" {
+		return imgRef{}, fmt.Errorf("reference %q: want a tag or a digest", s)
+	}
+	return r, nil
+}
+
+// parseRepo parses a repository (for tag listing): host/path or oci:PATH.
+func parseRepo(s string) (imgRef, error) {
+	if strings.HasPrefix(s, ociPrefix) {
+		return imgRef{canonical: s, repo: strings.TrimPrefix(s, ociPrefix), oci: true}, nil
+	}
+	repo, err := name.NewRepository(s)
+	if err != nil {
+		return imgRef{}, fmt.Errorf("repository %q: %w", s, err)
+	}
+	return imgRef{canonical: s, repo: repo.Name()}, nil
+}
+
+// tagRef names repo:tag in the canonical spelling used in outputs.
+func tagRef(repo imgRef, tag string) string {
+	if repo.oci {
+		return ociPrefix + repo.repo + ":" + tag
+	}
+	return repo.canonical + ":" + tag
+}
+
+// ociLayout is a parsed OCI image layout directory.
+type ociLayout struct {
+	dir   string
+	index v1.IndexManifest
+}
+
+const refNameAnnotation = "org.opencontainers.image.ref.name"
+
+func (s *Source) layout(dir string) (*ociLayout, error) {
+	s.ociMu.Lock()
+	defer s.ociMu.Unlock()
+	if l, ok := s.ociIdx[dir]; ok {
+		return l, nil
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "index.json"))
+	if err != nil {
+		return nil, fmt.Errorf("OCI layout %s: %w", dir, err)
+	}
+	var idx v1.IndexManifest
+	if err := json.Unmarshal(b, &idx); err != nil {
+		return nil, fmt.Errorf("OCI layout %s: index.json: %w", dir, err)
+	}
+	l := &ociLayout{dir: dir, index: idx}
+	s.ociIdx[dir] = l
+	return l, nil
+}
+
+func (l *ociLayout) tags() []string {
+	var tags []string
+	for _, d := range l.index.Manifests {
+		if t := d.Annotations[refNameAnnotation]; t != "" {
+			tags = append(tags, t)
+		}
+	}
+	sort.Strings(tags)
+	return tags
+}
+
+// find returns the descriptor for a tag ("" = the only image) in index.json.
+func (l *ociLayout) find(tag string) (v1.Descriptor, error) {
+	var found []v1.Descriptor
+	for _, d := range l.index.Manifests {
+		if tag == "" || d.Annotations[refNameAnnotation] == tag {
+			found = append(found, d)
+		}
+	}
+	switch {
+	case len(found) == 1:
+		return found[0], nil
+	case len(found) == 0:
+		return v1.Descriptor{}, fmt.Errorf("OCI layout %s has no image tagged %q (tags: %s)", l.dir, tag, strings.Join(l.tags(), ", "))
+	default:
+		return v1.Descriptor{}, fmt.Errorf("OCI layout %s holds %d images; name one with oci:%s:TAG", l.dir, len(found), l.dir)
+	}
+}
+
+func (l *ociLayout) blobPath(h v1.Hash) string {
+	return filepath.Join(l.dir, "blobs", h.Algorithm, h.Hex)
+}
+
+// mediaTypeOf reads a manifest's mediaType, guessing for documents that omit it.
+func mediaTypeOf(raw []byte) types.MediaType {
+	var probe struct {
+		MediaType types.MediaType `json:"mediaType"`
+		Manifests json.RawMessage `json:"manifests"`
+	}
+	_ = json.Unmarshal(raw, &probe)
+	if probe.MediaType != "" {
+		return probe.MediaType
+	}
+	if len(bytes.TrimSpace(probe.Manifests)) > 0 {
+		return types.OCIImageIndex
+	}
+	return types.OCIManifestSchema1
+}

@@ -1,0 +1,508 @@
+package source
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/Masterminds/semver/v3"
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"sigs.k8s.io/yaml"
+)
+
+// ListTags lists a repository's tags (every page), from the cache's record when offline.
+func (s *Source) ListTags(ctx context.Context, repository string) ([]string, error) {
+	r, err := parseRepo(repository)
+	if err != nil {
+		return nil, err
+	}
+	return s.listTags(ctx, r)
+}
+
+func (s *Source) listTags(ctx context.Context, r imgRef) ([]string, error) {
+	if r.oci {
+		l, err := s.layout(r.repo)
+		if err != nil {
+			return nil, err
+		}
+		return l.tags(), nil
+	}
+	if s.opts.Offline {
+		rec, err := s.cache.readTags(r.repo)
+		if err != nil {
+			return nil, err
+		}
+		if len(rec.Tags) == 0 {
+			return nil, fmt.Errorf("tags of %s are not in the cache %s (offline)", r.repo, s.cache.dir)
+		}
+		return rec.Tags, nil
+	}
+	loc := rewriteRepo(s.opts.Mirrors, r.repo)
+	repo, err := name.NewRepository(loc, s.nameOpts(loc)...)
+	if err != nil {
+		return nil, err
+	}
+	var tags []string
+	err = s.attempt(ctx, "listing tags of "+loc, func() error {
+		// remote.List follows the registry's Link headers across pages.
+		t, err := remote.List(repo, s.remoteOpts(ctx)...)
+		tags = t
+		return err
+	})
+	if err != nil {
+		return nil, s.explain(err, "listing tags of "+r.repo, loc)
+	}
+	sort.Strings(tags)
+	if err := s.cache.updateTags(r.repo, func(t *tagRecord) { t.Tags = tags }); err != nil {
+		s.log.Warn("cannot record tags in cache", "repo", r.repo, "error", err)
+	}
+	return tags, nil
+}
+
+// unknownTag explains a 404 on a tag with the nearest existing tags.
+func (s *Source) unknownTag(ctx context.Context, r imgRef, cause error) error {
+	tags, err := s.listTags(ctx, imgRef{canonical: r.repo, repo: r.repo})
+	if err != nil || len(tags) == 0 {
+		return fmt.Errorf("%s: tag %q not found: %w", r, r.tag, cause)
+	}
+	return fmt.Errorf("%s: tag %q not found; nearest tags: %s", r, r.tag, strings.Join(nearest(r.tag, tags, 5), ", "))
+}
+
+// nearest returns up to n tags closest to want by edit distance (ties: lexical order).
+func nearest(want string, tags []string, n int) []string {
+	type scored struct {
+		tag string
+		d   int
+	}
+	all := make([]scored, len(tags))
+	for i, t := range tags {
+		all[i] = scored{t, levenshtein(want, t)}
+	}
+	sort.Slice(all, func(i, j int) bool {
+		if all[i].d != all[j].d {
+			return all[i].d < all[j].d
+		}
+		return all[i].tag < all[j].tag
+	})
+	var out []string
+	for i := 0; i < len(all) && i < n; i++ {
+		out = append(out, all[i].tag)
+	}
+	return out
+}
+
+func levenshtein(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+var (
+	bundleTagRE  = regexp.MustCompile(`^v(\d+)\.(\d+)\.(\d+)(?:-(\d{1,3}))?$`)
+	payloadTagRE = regexp.MustCompile(`^(\d+)\.(\d+)\.(\d+)(-(?:rc|ec)\.\d+)?-([a-z0-9_]+)$`)
+	minorRE      = regexp.MustCompile(`^\d+\.\d+$`)
+)
+
+type bundleTag struct {
+	tag   string
+	v     *semver.Version
+	build int // -1 when the tag has no -N
+}
+
+// PickBundleTag returns the newest vX.Y.Z[-N] tag of minor: newest version, then the highest
+// build number (numeric). With no tag for the minor, the error lists the minors that exist.
+func PickBundleTag(tags []string, minor, repo string) (string, error) {
+	var cands []bundleTag
+	minors := map[string]bool{}
+	for _, t := range tags {
+		m := bundleTagRE.FindStringSubmatch(t)
+		if m == nil {
+			continue
+		}
+		minors[m[1]+"."+m[2]] = true
+		if m[1]+"."+m[2] != minor {
+			continue
+		}
+		v, err := semver.NewVersion(m[1] + "." + m[2] + "." + m[3])
+		if err != nil {
+			continue
+		}
+		b := -1
+		if m[4] != "" {
+			b, _ = strconv.Atoi(m[4])
+		}
+		cands = append(cands, bundleTag{t, v, b})
+	}
+	if len(cands) == 0 {
+		return "", fmt.Errorf("no bundle tag vX.Y.Z[-N] for %s in %s; minors with tags: %s", minor, repo, listMinors(minors))
+	}
+	sort.Slice(cands, func(i, j int) bool {
+		if c := cands[i].v.Compare(cands[j].v); c != 0 {
+			return c > 0
+		}
+		return cands[i].build > cands[j].build
+	})
+	return cands[0].tag, nil
+}
+
+func listMinors(m map[string]bool) string {
+	if len(m) == 0 {
+		return "none"
+	}
+	var vs []*semver.Version
+	for k := range m {
+		if v, err := semver.NewVersion(k); err == nil {
+			vs = append(vs, v)
+		}
+	}
+	sort.Sort(semver.Collection(vs))
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = fmt.Sprintf("%d.%d", v.Major(), v.Minor())
+	}
+	return strings.Join(out, ", ")
+}
+
+// PickPayloadVersion returns the newest X.Y.Z (GA unless allowPrerelease) of minor that has a
+// tag for every arch. If the newest version lacks an arch the error names that arch.
+func PickPayloadVersion(tags []string, minor string, arches []string, allowPrerelease bool, repo string) (string, error) {
+	wanted := map[string]bool{}
+	for _, a := range arches {
+		wanted[a] = true
+	}
+	byArch := map[string]map[string]*semver.Version{}
+	minors := map[string]bool{}
+	var all []*semver.Version
+	seen := map[string]bool{}
+	for _, t := range tags {
+		m := payloadTagRE.FindStringSubmatch(t)
+		if m == nil {
+			continue
+		}
+		minors[m[1]+"."+m[2]] = true
+		if m[1]+"."+m[2] != minor || (m[4] != "" && !allowPrerelease) || !wanted[m[5]] {
+			continue
+		}
+		vs := m[1] + "." + m[2] + "." + m[3] + m[4]
+		v, err := semver.NewVersion(vs)
+		if err != nil {
+			continue
+		}
+		if byArch[m[5]] == nil {
+			byArch[m[5]] = map[string]*semver.Version{}
+		}
+		byArch[m[5]][vs] = v
+		if !seen[vs] {
+			seen[vs] = true
+			all = append(all, v)
+		}
+	}
+	if len(all) == 0 {
+		kind := "GA "
+		if allowPrerelease {
+			kind = ""
+		}
+		return "", fmt.Errorf("no %spayload tag X.Y.Z-<arch> for %s in %s; minors with tags: %s", kind, minor, repo, listMinors(minors))
+	}
+	sort.Sort(sort.Reverse(semver.Collection(all)))
+	newest := all[0].Original()
+	var lacking []string
+	for _, a := range arches {
+		if _, ok := byArch[a][newest]; !ok {
+			best := "none"
+			var have []*semver.Version
+			for _, v := range byArch[a] {
+				have = append(have, v)
+			}
+			if len(have) > 0 {
+				sort.Sort(sort.Reverse(semver.Collection(have)))
+				best = have[0].Original()
+			}
+			lacking = append(lacking, fmt.Sprintf("%s (no tag %s-%s; newest %s: %s)", a, newest, a, a, best))
+		}
+	}
+	if len(lacking) > 0 {
+		return "", fmt.Errorf("payload %s is not published for every arch in %s: missing %s", newest, repo, strings.Join(lacking, "; "))
+	}
+	return newest, nil
+}
+
+// Resolve picks the bundle and per-arch payloads for OpenShift minor ocp (X.Y). bundleMinor
+// is the LVMS minor to look for (empty: ocp). Pins in Options skip the matching resolution.
+// It checks the CSV's spec.version minor (bundleMinor) and each payload's release-metadata
+// version (equal to the tag, minor ocp), and resolves every relatedImage per arch.
+func (s *Source) Resolve(ctx context.Context, ocp, bundleMinor string) (*Resolution, error) {
+	if !minorRE.MatchString(ocp) {
+		return nil, fmt.Errorf("OpenShift version %q: want X.Y", ocp)
+	}
+	if bundleMinor == "" {
+		bundleMinor = ocp
+	}
+	if !minorRE.MatchString(bundleMinor) {
+		return nil, fmt.Errorf("LVMS version %q: want X.Y", bundleMinor)
+	}
+	res := &Resolution{OCP: ocp, Payloads: []PayloadRef{}, RelatedImages: []ImageDigests{}}
+
+	bundle, related, err := s.resolveBundle(ctx, bundleMinor)
+	if err != nil {
+		return nil, err
+	}
+	res.Bundle = *bundle
+
+	payloads, err := s.resolvePayloads(ctx, ocp)
+	if err != nil {
+		return nil, err
+	}
+	res.Payloads = payloads
+
+	sort.SliceStable(related, func(i, j int) bool { return related[i].Name < related[j].Name })
+	var errs []error
+	for _, ri := range related {
+		d, err := s.ImageDigests(ctx, ri.Image, s.arches)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("relatedImage %q: %w", ri.Name, err))
+			continue
+		}
+		d.Name = ri.Name
+		res.RelatedImages = append(res.RelatedImages, *d)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+func (s *Source) resolveBundle(ctx context.Context, minor string) (*BundleRef, []relatedImage, error) {
+	ref := s.opts.BundleRef
+	version := ""
+	if ref == "" {
+		repo, err := parseRepo(s.opts.BundleRepo)
+		if err != nil {
+			return nil, nil, err
+		}
+		tags, err := s.listTags(ctx, repo)
+		if err != nil {
+			return nil, nil, err
+		}
+		tag, err := PickBundleTag(tags, minor, repo.canonical)
+		if err != nil {
+			return nil, nil, err
+		}
+		ref, version = tagRef(repo, tag), tag
+	}
+	r, err := parseRef(ref)
+	if err != nil {
+		return nil, nil, fmt.Errorf("bundle: %w", err)
+	}
+	if version == "" {
+		version = r.tag
+	}
+	m, err := s.getManifest(ctx, r)
+	if err != nil {
+		return nil, nil, err
+	}
+	b := &BundleRef{Ref: ref, Digest: m.digest.String(), Version: version}
+	dir, err := os.MkdirTemp("", "lvms-rebase-bundle-")
+	if err != nil {
+		return nil, nil, err
+	}
+	defer os.RemoveAll(dir)
+	if _, err := s.FetchBundle(ctx, *b, dir); err != nil {
+		return nil, nil, err
+	}
+	csv, err := readCSV(dir)
+	if err != nil {
+		return nil, nil, fmt.Errorf("bundle %s: %w", ref, err)
+	}
+	b.CSVVersion = csv.version
+	if b.Version == "" {
+		b.Version = csv.version
+	}
+	v, err := semver.NewVersion(csv.version)
+	if err != nil {
+		return nil, nil, fmt.Errorf("bundle %s: CSV %s spec.version %q: %w", ref, csv.file, csv.version, err)
+	}
+	if got := fmt.Sprintf("%d.%d", v.Major(), v.Minor()); got != minor {
+		msg := fmt.Sprintf("bundle %s: CSV %s spec.version %s is LVMS %s, want %s", ref, csv.file, csv.version, got, minor)
+		if !s.opts.AllowVersionSkew {
+			return nil, nil, errors.New(msg + " (--allow-version-skew to proceed)")
+		}
+		s.log.Warn(msg)
+	}
+	return b, csv.related, nil
+}
+
+func (s *Source) resolvePayloads(ctx context.Context, ocp string) ([]PayloadRef, error) {
+	refs := map[string]string{}
+	if len(s.opts.ReleaseRefs) > 0 {
+		var missing []string
+		for _, a := range s.arches {
+			if p := s.opts.ReleaseRefs[a]; p != "" {
+				refs[a] = p
+			} else {
+				missing = append(missing, a)
+			}
+		}
+		if len(missing) > 0 {
+			return nil, fmt.Errorf("payload pinned for some arches but not for %s (pin every arch, or use a {arch} placeholder)", strings.Join(missing, ", "))
+		}
+	} else {
+		repo, err := parseRepo(s.opts.ReleaseRepo)
+		if err != nil {
+			return nil, err
+		}
+		tags, err := s.listTags(ctx, repo)
+		if err != nil {
+			return nil, err
+		}
+		v, err := PickPayloadVersion(tags, ocp, s.arches, s.opts.AllowPrerelease, repo.canonical)
+		if err != nil {
+			return nil, err
+		}
+		for _, a := range s.arches {
+			refs[a] = tagRef(repo, v+"-"+a)
+		}
+	}
+	var out []PayloadRef
+	for _, a := range s.arches {
+		p, err := s.resolvePayload(ctx, a, refs[a], ocp)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *p)
+	}
+	return out, nil
+}
+
+func (s *Source) resolvePayload(ctx context.Context, arch, ref, ocp string) (*PayloadRef, error) {
+	r, err := parseRef(ref)
+	if err != nil {
+		return nil, fmt.Errorf("payload for %s: %w", arch, err)
+	}
+	goarch, _ := GoArch(arch)
+	m, err := s.getManifest(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	img, _, _, listDigest, err := s.image(ctx, m, goarch, nil)
+	if err != nil {
+		return nil, fmt.Errorf("payload for %s: %w", arch, err)
+	}
+	p := &PayloadRef{Arch: arch, Ref: ref, Digest: img.digest.String(), ListDigest: listDigest}
+	dir, err := os.MkdirTemp("", "lvms-rebase-payload-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	if _, err := s.FetchPayload(ctx, *p, dir); err != nil {
+		return nil, err
+	}
+	version, err := readReleaseVersion(filepath.Join(dir, filepath.FromSlash(ReleaseMetadataFile)))
+	if err != nil {
+		return nil, fmt.Errorf("payload %s (%s): %w", ref, arch, err)
+	}
+	p.Version = version
+	// The tag, minus its -<arch> suffix, must be the version the payload says it is.
+	if r.tag != "" {
+		want := strings.TrimSuffix(strings.TrimSuffix(r.tag, "-"+arch), "-multi")
+		if _, err := semver.NewVersion(want); err == nil && want != version {
+			return nil, fmt.Errorf("payload %s (%s): release-metadata version %s does not match tag %s", ref, arch, version, r.tag)
+		}
+	}
+	v, err := semver.NewVersion(version)
+	if err != nil {
+		return nil, fmt.Errorf("payload %s (%s): release-metadata version %q: %w", ref, arch, version, err)
+	}
+	if got := fmt.Sprintf("%d.%d", v.Major(), v.Minor()); got != ocp {
+		return nil, fmt.Errorf("payload %s (%s): release-metadata version %s is OpenShift %s, want %s", ref, arch, version, got, ocp)
+	}
+	return p, nil
+}
+
+type relatedImage struct {
+	Name  string `json:"name"`
+	Image string `json:"image"`
+}
+
+type csvInfo struct {
+	file    string
+	version string
+	related []relatedImage
+}
+
+// readCSV finds the ClusterServiceVersion among dir/manifests by kind.
+// TODO(H3): switch to rebase/bundle.Load once it lands; this decoder reads two fields only.
+func readCSV(dir string) (*csvInfo, error) {
+	entries, err := os.ReadDir(filepath.Join(dir, "manifests"))
+	if err != nil {
+		return nil, fmt.Errorf("reading manifests/: %w", err)
+	}
+	for _, e := range entries {
+		n := e.Name()
+		if e.IsDir() || strings.HasPrefix(n, ".") {
+			continue
+		}
+		if ext := filepath.Ext(n); ext != ".yaml" && ext != ".yml" && ext != ".json" {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, "manifests", n))
+		if err != nil {
+			return nil, err
+		}
+		var doc struct {
+			Kind string `json:"kind"`
+			Spec struct {
+				Version       string         `json:"version"`
+				RelatedImages []relatedImage `json:"relatedImages"`
+			} `json:"spec"`
+		}
+		if err := yaml.Unmarshal(b, &doc); err != nil {
+			return nil, fmt.Errorf("decoding manifests/%s: %w", n, err)
+		}
+		if doc.Kind == "ClusterServiceVersion" {
+			return &csvInfo{file: "manifests/" + n, version: doc.Spec.Version, related: doc.Spec.RelatedImages}, nil
+		}
+	}
+	return nil, errors.New("no ClusterServiceVersion in manifests/")
+}
+
+// readReleaseVersion reads release-metadata's version.
+func readReleaseVersion(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	var md struct {
+		Kind    string `json:"kind"`
+		Version string `json:"version"`
+	}
+	if err := json.Unmarshal(b, &md); err != nil {
+		return "", fmt.Errorf("decoding %s: %w", ReleaseMetadataFile, err)
+	}
+	if md.Version == "" {
+		return "", fmt.Errorf("%s has no version", ReleaseMetadataFile)
+	}
+	return md.Version, nil
+}

@@ -1,0 +1,110 @@
+package source
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+)
+
+// FetchURL downloads an http(s) URL (the snapshot-assets tarball) through the retrying
+// transport, stores it in the cache by content digest and returns a reader over the cached
+// copy. Offline, it serves the last download of that URL. Plain http is allowed only for
+// loopback hosts and --insecure-registry hosts.
+func (s *Source) FetchURL(ctx context.Context, rawURL string) (io.ReadCloser, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("URL %q: %w", rawURL, err)
+	}
+	switch u.Scheme {
+	case "https":
+	case "http":
+		h := u.Hostname()
+		if h != "localhost" && !strings.HasPrefix(h, "127.") && h != "::1" && !isInsecureHost(s.opts.Insecure, u.Host) {
+			return nil, fmt.Errorf("URL %s: plain http is only allowed for loopback or --insecure-registry hosts", u.Redacted())
+		}
+	default:
+		return nil, fmt.Errorf("URL %s: want http(s)", u.Redacted())
+	}
+	idx := s.cache.urlPath(rawURL)
+	if s.opts.Offline {
+		b, err := os.ReadFile(idx)
+		if err != nil {
+			return nil, fmt.Errorf("URL %s is not in the cache %s (offline)", u.Redacted(), s.cache.dir)
+		}
+		h, err := v1.NewHash(strings.TrimSpace(string(b)))
+		if err != nil {
+			return nil, err
+		}
+		p, err := s.cache.get(h)
+		if err != nil || p == "" {
+			return nil, fmt.Errorf("URL %s: cached content %s missing or corrupt (offline)", u.Redacted(), h)
+		}
+		return os.Open(p)
+	}
+	var f *os.File
+	err = s.attempt(ctx, u.Redacted(), func() error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
+		if err != nil {
+			return err
+		}
+		resp, err := s.client.Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return &httpStatusError{url: u.Redacted(), code: resp.StatusCode}
+		}
+		tmp, err := os.CreateTemp("", "lvms-rebase-url-")
+		if err != nil {
+			return err
+		}
+		defer os.Remove(tmp.Name())
+		defer tmp.Close()
+		n, err := io.Copy(tmp, resp.Body)
+		if err != nil {
+			return err
+		}
+		if resp.ContentLength >= 0 && n != resp.ContentLength {
+			return fmt.Errorf("short body (%d of %d bytes): %w", n, resp.ContentLength, io.ErrUnexpectedEOF)
+		}
+		if _, err := tmp.Seek(0, io.SeekStart); err != nil {
+			return err
+		}
+		h, _, err := v1.SHA256(tmp)
+		if err != nil {
+			return err
+		}
+		if _, err := tmp.Seek(0, io.SeekStart); err != nil {
+			return err
+		}
+		p, _, err := s.cache.put(h, tmp)
+		if err != nil {
+			return err
+		}
+		if err := s.cache.writeFile(idx, []byte(h.String()+"\n")); err != nil {
+			return err
+		}
+		f, err = os.Open(p)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("fetching %s: %w", u.Redacted(), err)
+	}
+	return f, nil
+}
+
+type httpStatusError struct {
+	url  string
+	code int
+}
+
+func (e *httpStatusError) Error() string {
+	return fmt.Sprintf("GET %s: HTTP %d %s", e.url, e.code, http.StatusText(e.code))
+}
