@@ -118,9 +118,19 @@ var (
 // Table is the era table, oldest first. Ranges must not overlap (a test checks).
 var Table = []Era{
 	{
-		Name: "topolvm-4.14", OCP: ">= 4.14, < 4.16", Driver: TopoLVM,
+		// 4.14 is 4.15 without the kube-public/lvms-version ConfigMap (its overlay drops it).
+		Name: "topolvm-4.14", OCP: "~4.14", Driver: TopoLVM,
 		Namespace: "openshift-storage", SnapshotNamespace: "kube-system",
 		LVMSOverlay: "overlays/topolvm/4.14", SnapshotOverlay: "overlays/csi-snapshot-controller/4.14",
+		BundleImages:  topolvmImages,
+		PayloadImages: []ImageKey{snapshotter, snapshotCtrl, snapshotWebhook},
+		CSV:           topolvmCSV, BundleInclude: topolvmBundleObjs, SnapshotWebhook: true,
+	},
+	{
+		// 4.15: lvmd still a separate container, lvms-version ConfigMap added.
+		Name: "topolvm-4.15", OCP: "~4.15", Driver: TopoLVM,
+		Namespace: "openshift-storage", SnapshotNamespace: "kube-system",
+		LVMSOverlay: "overlays/topolvm/4.15", SnapshotOverlay: "overlays/csi-snapshot-controller/4.14",
 		BundleImages:  topolvmImages,
 		PayloadImages: []ImageKey{snapshotter, snapshotCtrl, snapshotWebhook},
 		CSV:           topolvmCSV, BundleInclude: topolvmBundleObjs, SnapshotWebhook: true,

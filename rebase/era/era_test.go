@@ -13,7 +13,7 @@ func TestFor(t *testing.T) {
 		ocp, want, wantErr string
 	}{
 		{"4.14", "topolvm-4.14", ""},
-		{"4.15", "topolvm-4.14", ""},
+		{"4.15", "topolvm-4.15", ""},
 		{"4.16", "topolvm-4.16", ""},
 		{"4.17", "lvms-4.17", ""},
 		{"4.18", "lvms-4.18", ""},

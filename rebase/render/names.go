@@ -74,6 +74,7 @@ var (
 // must have an entry (a test checks).
 var NameTables = map[string]NameTable{
 	"topolvm-4.14": {LVMS: topolvmNames, Snapshot: snapshotWebhookNames},
+	"topolvm-4.15": {LVMS: topolvmNames, Snapshot: snapshotWebhookNames},
 	"topolvm-4.16": {LVMS: topolvmNames, Snapshot: snapshotWebhookNames},
 	"lvms-4.17":    {LVMS: lvmsNames, Snapshot: snapshotWebhookNames},
 	"lvms-4.18":    {LVMS: lvmsNames, Snapshot: snapshotNames},

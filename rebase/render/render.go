@@ -114,9 +114,11 @@ func Render(in Input) (*Output, error) {
 	components := []struct {
 		overlay, dir string
 		rules        []NameRule
+		namespaces   []string
 	}{
-		{in.Era.LVMSOverlay, LVMSDir, table.LVMS},
-		{in.Era.SnapshotOverlay, SnapshotDir, table.Snapshot},
+		// kube-public holds the lvms-version ConfigMap.
+		{in.Era.LVMSOverlay, LVMSDir, table.LVMS, []string{in.Era.Namespace, "kube-public"}},
+		{in.Era.SnapshotOverlay, SnapshotDir, table.Snapshot, []string{in.Era.SnapshotNamespace}},
 	}
 	for _, c := range components {
 		rm, err := Build(staging, c.overlay)
@@ -125,6 +127,9 @@ func Render(in Input) (*Output, error) {
 		}
 		files, err := split(rm, c.dir, c.rules)
 		if err != nil {
+			return nil, fmt.Errorf("render era %s, overlay %s: %w", in.Era.Name, c.overlay, err)
+		}
+		if err := checkNamespaces(files, c.namespaces); err != nil {
 			return nil, fmt.Errorf("render era %s, overlay %s: %w", in.Era.Name, c.overlay, err)
 		}
 		if c.dir == SnapshotDir && !in.Era.SnapshotWebhook {
@@ -276,6 +281,44 @@ func ensureEmptyDir(dir string) error {
 	}
 	if len(entries) > 0 {
 		return fmt.Errorf("staging directory %s: expected an empty or absent directory, it has %d entries", dir, len(entries))
+	}
+	return nil
+}
+
+// ClusterScoped lists the cluster-scoped kinds the assets may contain; any other kind is
+// taken as namespaced.
+var ClusterScoped = map[string]bool{
+	"CSIDriver":                      true,
+	"ClusterRole":                    true,
+	"ClusterRoleBinding":             true,
+	"CustomResourceDefinition":       true,
+	"MutatingWebhookConfiguration":   true,
+	"Namespace":                      true,
+	"PriorityClass":                  true,
+	"SecurityContextConstraints":     true,
+	"StorageClass":                   true,
+	"ValidatingWebhookConfiguration": true,
+	"VolumeSnapshotClass":            true,
+}
+
+// checkNamespaces rejects what MicroShift's typed decoders would silently accept: a
+// namespace on a cluster-scoped object (a legacy defect), and a namespaced object outside
+// the component's namespaces (e.g. the CSV's openshift-lvm-storage from LVMS 4.20 on).
+func checkNamespaces(files []File, allowed []string) error {
+	for _, f := range files {
+		if ClusterScoped[f.Kind] {
+			if f.Namespace != "" {
+				return fmt.Errorf("%s %q is cluster-scoped but has namespace %q", f.Kind, f.Name, f.Namespace)
+			}
+			continue
+		}
+		ok := false
+		for _, ns := range allowed {
+			ok = ok || (ns != "" && f.Namespace == ns)
+		}
+		if !ok {
+			return fmt.Errorf("%s %q: namespace %q, expected one of %q", f.Kind, f.Name, f.Namespace, allowed)
+		}
 	}
 	return nil
 }

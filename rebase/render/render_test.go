@@ -242,10 +242,12 @@ func TestGolden(t *testing.T) {
 // TestMicroShiftNames checks the file names of objects MicroShift ships in each era.
 func TestMicroShiftNames(t *testing.T) {
 	cases := []struct {
-		ocp  string
-		want []string
+		ocp          string
+		want, absent []string
 	}{
-		{"4.14", []string{
+		{"4.14", []string{"assets/components/lvms/topolvm-node_daemonset.yaml"},
+			[]string{"assets/components/lvms/topolvm-configmap_lvms-version.yaml"}},
+		{"4.15", []string{
 			"assets/components/lvms/csi-driver.yaml",
 			"assets/components/lvms/topolvm-configmap_lvms-version.yaml",
 			"assets/components/lvms/topolvm-controller_deployment.yaml",
@@ -262,7 +264,7 @@ func TestMicroShiftNames(t *testing.T) {
 			"assets/components/csi-snapshot-controller/webhook_config.yaml",
 			"assets/components/csi-snapshot-controller/webhook_serviceaccount.yaml",
 			"assets/components/csi-snapshot-controller/csi_controller_deployment.yaml",
-		}},
+		}, nil},
 		{"4.18", []string{
 			"assets/components/lvms/lvms_default-lvmcluster.yaml",
 			"assets/components/lvms/lvm.topolvm.io_lvmclusters.yaml",
@@ -274,7 +276,7 @@ func TestMicroShiftNames(t *testing.T) {
 			"assets/components/csi-snapshot-controller/clusterrole.yaml",
 			"assets/components/csi-snapshot-controller/serviceaccount.yaml",
 			"assets/components/csi-snapshot-controller/volumesnapshots.yaml",
-		}},
+		}, []string{"assets/components/csi-snapshot-controller/webhook_config.yaml"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.ocp, func(t *testing.T) {
@@ -290,6 +292,11 @@ func TestMicroShiftNames(t *testing.T) {
 			for _, p := range tc.want {
 				if _, ok := got[p]; !ok {
 					t.Errorf("missing %s; have %v", p, keys(got))
+				}
+			}
+			for _, p := range tc.absent {
+				if _, ok := got[p]; ok {
+					t.Errorf("unexpected %s", p)
 				}
 			}
 		})
@@ -318,6 +325,9 @@ func TestContent(t *testing.T) {
 		{"4.14", "assets/components/lvms/topolvm-node_daemonset.yaml",
 			[]string{"- --lvmd-socket={{ .SocketName }}", "path: '{{ Dir .SocketName }}'", "- /lvmd", "lvmd_config_sha256sum"},
 			[]string{"--embed-lvmd"}},
+		{"4.15", "assets/components/lvms/topolvm-node_daemonset.yaml",
+			[]string{"- --lvmd-socket={{ .SocketName }}", "- /lvmd"}, []string{"--embed-lvmd"}},
+		{"4.15", "assets/components/lvms/topolvm-configmap_lvms-version.yaml", []string{"version: v4.15.0"}, nil},
 		{"4.16", "assets/components/lvms/topolvm-controller_deployment.yaml",
 			[]string{"image: '{{ .ReleaseImage.openssl }}'", "image: '{{ .ReleaseImage.csi_external_snapshotter }}'"}, nil},
 		{"4.17", "assets/components/lvms/lvms_default-lvmcluster.yaml",
@@ -431,6 +441,21 @@ func TestErrors(t *testing.T) {
 			in.LVMS = append(in.LVMS, obj(t, "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: openshift-storage\n"))
 			return in
 		}, "kustomize build overlays/lvms/4.17"},
+		{"namespace outside the era's", func(t *testing.T) Input {
+			in := input(t, e417)
+			in.LVMS = append(in.LVMS, sa(t, "lvms-extra", "openshift-lvm-storage"))
+			return in
+		}, `ServiceAccount "lvms-extra": namespace "openshift-lvm-storage", expected one of ["openshift-storage" "kube-public"]`},
+		{"namespaced object without namespace", func(t *testing.T) Input {
+			in := input(t, e417)
+			in.Snapshot = append(in.Snapshot, obj(t, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n"))
+			return in
+		}, `ConfigMap "x": namespace ""`},
+		{"cluster-scoped object with namespace", func(t *testing.T) Input {
+			in := input(t, e417)
+			in.LVMS = append(in.LVMS, obj(t, "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: x\n  namespace: openshift-storage\n"))
+			return in
+		}, `ClusterRole "x" is cluster-scoped but has namespace "openshift-storage"`},
 		{"snapshot webhook after its removal", func(t *testing.T) Input {
 			in := input(t, e418)
 			in.Snapshot = snapshotObjects(t, e417)
