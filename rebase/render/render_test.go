@@ -20,7 +20,7 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
 
 // obj builds an unstructured object from YAML, failing the test on bad input.
-func obj(t *testing.T, s string) *unstructured.Unstructured {
+func obj(t testing.TB, s string) *unstructured.Unstructured {
 	t.Helper()
 	m := map[string]interface{}{}
 	if err := yaml.Unmarshal([]byte(s), &m); err != nil {
@@ -29,7 +29,7 @@ func obj(t *testing.T, s string) *unstructured.Unstructured {
 	return &unstructured.Unstructured{Object: m}
 }
 
-func crd(t *testing.T, group, plural, kind string) *unstructured.Unstructured {
+func crd(t testing.TB, group, plural, kind string) *unstructured.Unstructured {
 	return obj(t, `
 apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
@@ -51,11 +51,11 @@ spec:
 `)
 }
 
-func sa(t *testing.T, name, ns string) *unstructured.Unstructured {
+func sa(t testing.TB, name, ns string) *unstructured.Unstructured {
 	return obj(t, "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: "+name+"\n  namespace: "+ns+"\n")
 }
 
-func clusterRole(t *testing.T, name string) *unstructured.Unstructured {
+func clusterRole(t testing.TB, name string) *unstructured.Unstructured {
 	return obj(t, `
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRole
@@ -68,12 +68,12 @@ rules:
 `)
 }
 
-func versionCM(t *testing.T, v string) *unstructured.Unstructured {
+func versionCM(t testing.TB, v string) *unstructured.Unstructured {
 	return obj(t, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: lvms-version\n  namespace: kube-public\ndata:\n  version: "+v+"\n")
 }
 
 // lvmsObjects stands in for bundle.Translate's output of an era.
-func lvmsObjects(t *testing.T, e era.Era) []*unstructured.Unstructured {
+func lvmsObjects(t testing.TB, e era.Era) []*unstructured.Unstructured {
 	if e.Driver == era.TopoLVM {
 		return []*unstructured.Unstructured{
 			versionCM(t, "v4.15.0"),
@@ -133,7 +133,7 @@ webhooks:
 }
 
 // snapshotObjects stands in for snapshot.Translate's output of an era.
-func snapshotObjects(t *testing.T, e era.Era) []*unstructured.Unstructured {
+func snapshotObjects(t testing.TB, e era.Era) []*unstructured.Unstructured {
 	objs := []*unstructured.Unstructured{
 		crd(t, "snapshot.storage.k8s.io", "volumesnapshots", "VolumeSnapshot"),
 		sa(t, "csi-snapshot-controller", "kube-system"),
@@ -180,7 +180,7 @@ webhooks:
 	return objs
 }
 
-func input(t *testing.T, e era.Era) Input {
+func input(t testing.TB, e era.Era) Input {
 	return Input{Era: e, Kustomize: lvmsrebase.Kustomize, LVMS: lvmsObjects(t, e), Snapshot: snapshotObjects(t, e)}
 }
 
@@ -589,5 +589,19 @@ func TestKubectlKustomize(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkRender measures one render of the 4.18 era (staging, two krusty builds, split).
+func BenchmarkRender(b *testing.B) {
+	e, err := era.For("4.18")
+	if err != nil {
+		b.Fatal(err)
+	}
+	in := input(b, e)
+	for i := 0; i < b.N; i++ {
+		if _, err := Render(in); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

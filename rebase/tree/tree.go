@@ -144,8 +144,26 @@ func validate(files map[string][]byte, managedDirs []string) error {
 // Hooks for failure-injection tests; production code uses the os functions.
 var (
 	renameFn    = os.Rename
-	writeFileFn = os.WriteFile
+	writeFileFn = writeFileSync
 )
+
+// writeFileSync writes and fsyncs a staged file, so that a crash after the swap cannot
+// leave a renamed-in but empty file behind.
+func writeFileSync(name string, data []byte, perm fs.FileMode) error {
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, perm)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
 
 // Write makes the tree at root hold files and nothing else in the managed directories, and
 // returns what it did. It is atomic: all new contents are first written to a work

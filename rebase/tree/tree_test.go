@@ -244,7 +244,7 @@ func TestWriteRenameFailure(t *testing.T) {
 }
 
 func TestWriteStagingFailure(t *testing.T) {
-	defer func() { writeFileFn = os.WriteFile }()
+	defer func() { writeFileFn = writeFileSync }()
 	for n := 0; n < 3; n++ {
 		t.Run(fmt.Sprint("fail at write ", n), func(t *testing.T) {
 			root := seed(t)
@@ -254,10 +254,10 @@ func TestWriteStagingFailure(t *testing.T) {
 				if err := fail(); err != nil {
 					return err
 				}
-				return os.WriteFile(p, b, m)
+				return writeFileSync(p, b, m)
 			}
 			_, err := Write(root, want(), managed)
-			writeFileFn = os.WriteFile
+			writeFileFn = writeFileSync
 			if err == nil {
 				t.Fatal("expected an error")
 			}
@@ -526,5 +526,24 @@ func TestWriteRollbackFailure(t *testing.T) {
 	entries, rerr := os.ReadDir(bak)
 	if rerr != nil || len(entries) == 0 {
 		t.Fatalf("backups not kept in %s: %v", bak, rerr)
+	}
+}
+
+// BenchmarkWrite measures a full rewrite of a 40-file component directory followed by a
+// no-op write (the second run of a rebase).
+func BenchmarkWrite(b *testing.B) {
+	files := map[string][]byte{}
+	for i := 0; i < 40; i++ {
+		files[fmt.Sprintf("%s/f%02d.yaml", lvmsDir, i)] = []byte(strings.Repeat("key: value\n", 200))
+	}
+	for i := 0; i < b.N; i++ {
+		root := b.TempDir()
+		if _, err := Write(root, files, managed); err != nil {
+			b.Fatal(err)
+		}
+		p, err := Write(root, files, managed)
+		if err != nil || p.Changed() {
+			b.Fatalf("second write: %+v, %v", p, err)
+		}
 	}
 }
