@@ -6,6 +6,9 @@
 // (image digests per architecture, the sha256 of every file). With it a later run can
 // re-fetch everything by digest, or from the cache without a network, and re-render the
 // same tree: that is how `--check` detects hand edits and upstream drift alike.
+//
+// There is no Write: put Marshal's bytes under Path into the file set given to
+// rebase/tree.Write, so the lock changes in the same atomic swap as the files it describes.
 package lock
 
 import (
