@@ -158,7 +158,7 @@ func decodeOne(data []byte) (*unstructured.Unstructured, error) {
 	if first == nil {
 		return nil, nil
 	}
-	return &unstructured.Unstructured{Object: first}, nil
+	return &unstructured.Unstructured{Object: normalizeNumbers(first).(map[string]interface{})}, nil
 }
 
 // ParseCSV decodes and checks a ClusterServiceVersion: spec.version is set, the install

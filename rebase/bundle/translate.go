@@ -1,0 +1,644 @@
+package bundle
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/operator-framework/api/pkg/operators/v1alpha1"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/lvms-rebase/lvms-rebase/rebase/era"
+)
+
+// InjectCABundleAnnotation makes OpenShift's service-ca operator fill the webhook's caBundle
+// (MicroShift runs service-ca; OLM would inject its own CA instead).
+const InjectCABundleAnnotation = "service.beta.openshift.io/inject-cabundle"
+
+// NamespaceNameLabel is set by the API server on every Namespace to its name, so a selector on
+// it always matches the target namespace (MicroShift's legacy `namespace` label never did).
+const NamespaceNameLabel = "kubernetes.io/metadata.name"
+
+// VersionConfigMap is the ConfigMap (namespace/name) carrying the shipped bundle's version tag.
+const (
+	VersionConfigMapNamespace = "kube-public"
+	VersionConfigMapName      = "lvms-version"
+)
+
+// Options tunes Translate.
+type Options struct {
+	// Namespace overrides the target namespace. Default: the era's Namespace, then the CSV's
+	// operatorframework.io/suggested-namespace annotation.
+	Namespace string
+	// VersionTag is the bundle image tag (e.g. v4.17.0-43) written to ConfigMap
+	// kube-public/lvms-version as data.version. Default: "v" + spec.version.
+	VersionTag string
+	// Warnf, when set, receives every warning as it is produced (they are also returned in
+	// Result.Warnings).
+	Warnf func(format string, args ...interface{})
+}
+
+// Image is one bundle image the era ships.
+type Image struct {
+	// Name is the CSV relatedImages name (e.g. lvms-operator).
+	Name string `json:"name"`
+	// Key is the release-JSON key (e.g. lvms_operator).
+	Key string `json:"key"`
+	// Ref is the relatedImages reference: a manifest-list digest reference; per-arch child
+	// digests are resolved by the image source.
+	Ref string `json:"ref"`
+}
+
+// Excluded is a bundle or CSV-derived object the era does not ship.
+type Excluded struct {
+	// File is the bundle file it came from (the CSV file for CSV-derived objects).
+	File string `json:"file"`
+	// Kind is the object kind, or "clusterPermissions"/"permissions" for a whole CSV entry.
+	Kind   string `json:"kind"`
+	Name   string `json:"name"`
+	Reason string `json:"reason"`
+}
+
+// Result is the translation of a bundle for one era.
+type Result struct {
+	// Namespace is the target namespace used for namespaced objects.
+	Namespace string
+	// Objects in a fixed kind order (CRDs, ServiceAccounts, RBAC, ConfigMaps, Services,
+	// Deployments, webhook configurations), then by namespace and name.
+	Objects []*unstructured.Unstructured
+	// Images in the era's BundleImages order.
+	Images []Image
+	// Excluded objects, in input order.
+	Excluded []Excluded
+	// Warnings in the order they were produced.
+	Warnings []string
+}
+
+// kindOrder fixes the output order; it follows the order MicroShift applies LVMS objects in.
+var kindOrder = []string{
+	"CustomResourceDefinition", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding",
+	"ConfigMap", "Service", "Deployment", "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration",
+}
+
+// bundleKinds says how each kind a bundle may carry besides the CSV is handled: true = can be
+// shipped (namespaced or not is decided by clusterScoped), false = known but never shipped by
+// MicroShift (monitoring objects need Prometheus Operator, which MicroShift lacks). Any other
+// kind fails the translation: a new kind in a bundle needs a decision, not silent dropping.
+var bundleKinds = map[string]bool{
+	"CustomResourceDefinition": true,
+	"Service":                  true,
+	"ServiceAccount":           true,
+	"Role":                     true,
+	"RoleBinding":              true,
+	"ClusterRole":              true,
+	"ClusterRoleBinding":       true,
+	"ConfigMap":                true,
+	"PrometheusRule":           false,
+	"ServiceMonitor":           false,
+}
+
+var clusterScoped = map[string]bool{
+	"CustomResourceDefinition":       true,
+	"ClusterRole":                    true,
+	"ClusterRoleBinding":             true,
+	"ValidatingWebhookConfiguration": true,
+	"MutatingWebhookConfiguration":   true,
+}
+
+type translator struct {
+	b    *Bundle
+	e    era.Era
+	opts Options
+	ns   string
+	res  *Result
+	// placeholders maps a relatedImages ref of an era image to its template placeholder.
+	placeholders map[string]string
+}
+
+// Translate turns a bundle into the objects and images an era of MicroShift ships. Objects
+// derived from the CSV follow what OLM would create:
+//
+//   - per clusterPermissions entry: ServiceAccount, ClusterRole and ClusterRoleBinding;
+//   - per permissions entry: ServiceAccount (one per name), Role and RoleBinding;
+//   - per deployment: an apps/v1 Deployment with images templated as
+//     {{ .ReleaseImage.<key> }};
+//   - per webhook definition: a Validating/MutatingWebhookConfiguration.
+//
+// RBAC objects are named after their service account, as MicroShift always did; a second
+// entry for the same service account gets "-2", a third "-3", and so on, so names stay stable
+// for the common single-entry case and never collide (OLM would use generated names).
+// Webhook configurations are named "<generateName>-<deploymentName>" (MicroShift's name).
+func Translate(b *Bundle, e era.Era, opts Options) (*Result, error) {
+	if b == nil || b.CSV == nil {
+		return nil, fmt.Errorf("translating bundle: no ClusterServiceVersion loaded")
+	}
+	t := &translator{b: b, e: e, opts: opts, res: &Result{}, placeholders: map[string]string{}}
+	if err := t.namespace(); err != nil {
+		return nil, err
+	}
+	if err := t.images(); err != nil {
+		return nil, err
+	}
+	t.permissions()
+	if err := t.deployments(); err != nil {
+		return nil, err
+	}
+	if err := t.webhooks(); err != nil {
+		return nil, err
+	}
+	if err := t.bundleObjects(); err != nil {
+		return nil, err
+	}
+	t.versionConfigMap()
+	if err := t.sortAndCheck(); err != nil {
+		return nil, err
+	}
+	return t.res, nil
+}
+
+func (t *translator) where() string {
+	return fmt.Sprintf("bundle %s (%s)", t.b.CSV.Name, t.b.CSVFile)
+}
+
+func (t *translator) warnf(format string, args ...interface{}) {
+	msg := fmt.Sprintf(format, args...)
+	t.res.Warnings = append(t.res.Warnings, msg)
+	if t.opts.Warnf != nil {
+		t.opts.Warnf("%s", msg)
+	}
+}
+
+func (t *translator) namespace() error {
+	switch {
+	case t.opts.Namespace != "":
+		t.ns = t.opts.Namespace
+	case t.e.Namespace != "":
+		t.ns = t.e.Namespace
+	default:
+		t.ns = t.b.CSV.Annotations[SuggestedNamespaceAnnotation]
+	}
+	if t.ns == "" {
+		return fmt.Errorf("%s: no target namespace: no override, era %s declares none and metadata.annotations[%s] is empty",
+			t.where(), t.e.Name, SuggestedNamespaceAnnotation)
+	}
+	if s := t.b.CSV.Annotations[SuggestedNamespaceAnnotation]; s != "" && s != t.ns {
+		t.warnf("CSV suggests namespace %s; using %s", s, t.ns)
+	}
+	t.res.Namespace = t.ns
+	return nil
+}
+
+func (t *translator) images() error {
+	related := map[string]string{}
+	for i, ri := range t.b.CSV.Spec.RelatedImages {
+		if prev, ok := related[ri.Name]; ok && prev != ri.Image {
+			return fmt.Errorf("%s: spec.relatedImages[%d]: name %q appears twice with different images (%s, %s)", t.where(), i, ri.Name, prev, ri.Image)
+		}
+		related[ri.Name] = ri.Image
+	}
+	var missing []string
+	for _, k := range t.e.BundleImages {
+		ref, ok := related[k.Name]
+		if !ok || ref == "" {
+			missing = append(missing, k.Name)
+			continue
+		}
+		t.res.Images = append(t.res.Images, Image{Name: k.Name, Key: k.Key, Ref: ref})
+		t.placeholders[ref] = fmt.Sprintf("{{ .ReleaseImage.%s }}", era.TemplateKey(k.Key))
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("%s: spec.relatedImages lacks %s required by era %s", t.where(), strings.Join(missing, ", "), t.e.Name)
+	}
+	return nil
+}
+
+func (t *translator) saAllowed(sa string) bool {
+	if t.e.CSV.ServiceAccounts == nil {
+		return true
+	}
+	for _, s := range t.e.CSV.ServiceAccounts {
+		if s == sa {
+			return true
+		}
+	}
+	return false
+}
+
+func (t *translator) add(obj map[string]interface{}) {
+	t.res.Objects = append(t.res.Objects, &unstructured.Unstructured{Object: obj})
+}
+
+func (t *translator) permissions() {
+	spec := t.b.CSV.Spec.InstallStrategy.StrategySpec
+	seenSA := map[string]bool{}
+	addSA := func(sa string) {
+		if seenSA[sa] {
+			return
+		}
+		seenSA[sa] = true
+		t.add(map[string]interface{}{
+			"apiVersion": "v1", "kind": "ServiceAccount",
+			"metadata": map[string]interface{}{"name": sa, "namespace": t.ns},
+		})
+	}
+	for _, group := range []struct {
+		field                 string
+		perms                 []v1alpha1.StrategyDeploymentPermissions
+		roleKind, bindingKind string
+	}{
+		{"clusterPermissions", spec.ClusterPermissions, "ClusterRole", "ClusterRoleBinding"},
+		{"permissions", spec.Permissions, "Role", "RoleBinding"},
+	} {
+		count := map[string]int{}
+		for _, p := range group.perms {
+			sa := p.ServiceAccountName
+			if !t.saAllowed(sa) {
+				t.res.Excluded = append(t.res.Excluded, Excluded{File: t.b.CSVFile, Kind: group.field, Name: sa,
+					Reason: fmt.Sprintf("era %s ships RBAC only for service accounts %s", t.e.Name, strings.Join(t.e.CSV.ServiceAccounts, ", "))})
+				continue
+			}
+			addSA(sa)
+			count[sa]++
+			name := sa
+			if count[sa] > 1 {
+				name = fmt.Sprintf("%s-%d", sa, count[sa])
+				t.warnf("%s: service account %s has %d %s entries; naming this one %s", t.b.CSVFile, sa, count[sa], group.field, name)
+			}
+			roleMeta := map[string]interface{}{"name": name}
+			if group.roleKind == "Role" {
+				roleMeta["namespace"] = t.ns
+			}
+			bindingMeta := map[string]interface{}{"name": name}
+			if group.bindingKind == "RoleBinding" {
+				bindingMeta["namespace"] = t.ns
+			}
+			t.add(map[string]interface{}{
+				"apiVersion": rbacv1.SchemeGroupVersion.String(), "kind": group.roleKind,
+				"metadata": roleMeta,
+				"rules":    toJSONValue(p.Rules),
+			})
+			t.add(map[string]interface{}{
+				"apiVersion": rbacv1.SchemeGroupVersion.String(), "kind": group.bindingKind,
+				"metadata": bindingMeta,
+				"roleRef":  map[string]interface{}{"apiGroup": rbacv1.GroupName, "kind": group.roleKind, "name": name},
+				"subjects": []interface{}{map[string]interface{}{"kind": "ServiceAccount", "name": sa, "namespace": t.ns}},
+			})
+		}
+	}
+	if t.e.CSV.Deployments {
+		for _, d := range spec.DeploymentSpecs {
+			sa := d.Spec.Template.Spec.ServiceAccountName
+			if sa != "" && !seenSA[sa] {
+				t.warnf("%s: deployment %s runs as service account %s, which has no permissions entry; creating it", t.b.CSVFile, d.Name, sa)
+				addSA(sa)
+			}
+		}
+	}
+}
+
+func (t *translator) deployments() error {
+	for i, d := range t.b.CSV.Spec.InstallStrategy.StrategySpec.DeploymentSpecs {
+		if !t.e.CSV.Deployments {
+			t.res.Excluded = append(t.res.Excluded, Excluded{File: t.b.CSVFile, Kind: "Deployment", Name: d.Name,
+				Reason: fmt.Sprintf("era %s does not ship the CSV's deployments", t.e.Name)})
+			continue
+		}
+		spec := d.Spec.DeepCopy()
+		for _, cs := range [][]corev1.Container{spec.Template.Spec.InitContainers, spec.Template.Spec.Containers} {
+			for j := range cs {
+				if p, ok := t.placeholders[cs[j].Image]; ok {
+					cs[j].Image = p
+				} else {
+					t.warnf("%s: spec.install.spec.deployments[%d] (%s) container %s image %s is not an era image; kept as is",
+						t.b.CSVFile, i, d.Name, cs[j].Name, cs[j].Image)
+				}
+			}
+		}
+		meta := map[string]interface{}{"name": d.Name, "namespace": t.ns}
+		if len(d.Label) > 0 {
+			labels := map[string]interface{}{}
+			for k, v := range d.Label {
+				labels[k] = v
+			}
+			meta["labels"] = labels
+		}
+		specMap, ok := toJSONValue(spec).(map[string]interface{})
+		if !ok {
+			return fmt.Errorf("%s: spec.install.spec.deployments[%d] (%s): spec is not an object", t.where(), i, d.Name)
+		}
+		t.add(map[string]interface{}{
+			"apiVersion": "apps/v1", "kind": "Deployment",
+			"metadata": meta,
+			"spec":     specMap,
+		})
+	}
+	return nil
+}
+
+func (t *translator) webhooks() error {
+	for i, w := range t.b.CSV.Spec.WebhookDefinitions {
+		kind := "ValidatingWebhookConfiguration"
+		if w.Type == v1alpha1.MutatingAdmissionWebhook {
+			kind = "MutatingWebhookConfiguration"
+		}
+		name := w.GenerateName + "-" + w.DeploymentName
+		if !t.e.CSV.Webhooks {
+			t.res.Excluded = append(t.res.Excluded, Excluded{File: t.b.CSVFile, Kind: kind, Name: name,
+				Reason: fmt.Sprintf("era %s does not ship the CSV's webhooks", t.e.Name)})
+			continue
+		}
+		svc, err := t.webhookService(i, w)
+		if err != nil {
+			return err
+		}
+		port := w.ContainerPort
+		if port == 0 {
+			port = 443 // OLM's default
+		}
+		ref := &admissionregistrationv1.ServiceReference{Namespace: t.ns, Name: svc, Port: &port}
+		if w.WebhookPath != nil {
+			ref.Path = w.WebhookPath
+		}
+		nsSel := &metav1.LabelSelector{MatchLabels: map[string]string{NamespaceNameLabel: t.ns}}
+		var hook interface{}
+		if kind == "ValidatingWebhookConfiguration" {
+			hook = admissionregistrationv1.ValidatingWebhook{
+				Name: w.GenerateName, ClientConfig: admissionregistrationv1.WebhookClientConfig{Service: ref},
+				Rules: w.Rules, FailurePolicy: w.FailurePolicy, MatchPolicy: w.MatchPolicy,
+				NamespaceSelector: nsSel, ObjectSelector: w.ObjectSelector, SideEffects: w.SideEffects,
+				TimeoutSeconds: w.TimeoutSeconds, AdmissionReviewVersions: w.AdmissionReviewVersions,
+			}
+		} else {
+			hook = admissionregistrationv1.MutatingWebhook{
+				Name: w.GenerateName, ClientConfig: admissionregistrationv1.WebhookClientConfig{Service: ref},
+				Rules: w.Rules, FailurePolicy: w.FailurePolicy, MatchPolicy: w.MatchPolicy,
+				NamespaceSelector: nsSel, ObjectSelector: w.ObjectSelector, SideEffects: w.SideEffects,
+				TimeoutSeconds: w.TimeoutSeconds, AdmissionReviewVersions: w.AdmissionReviewVersions,
+				ReinvocationPolicy: w.ReinvocationPolicy,
+			}
+		}
+		t.add(map[string]interface{}{
+			"apiVersion": admissionregistrationv1.SchemeGroupVersion.String(), "kind": kind,
+			"metadata": map[string]interface{}{
+				"name":        name,
+				"annotations": map[string]interface{}{InjectCABundleAnnotation: "true"},
+			},
+			"webhooks": []interface{}{toJSONValue(hook)},
+		})
+	}
+	return nil
+}
+
+// webhookService finds the bundle Service that selects the webhook's deployment and forwards
+// containerPort to targetPort. Without one, OLM's "<deployment>-service" name is used: OLM
+// would create that Service, MicroShift does not, so the caller is warned.
+func (t *translator) webhookService(i int, w v1alpha1.WebhookDescription) (string, error) {
+	var dep *v1alpha1.StrategyDeploymentSpec
+	for j := range t.b.CSV.Spec.InstallStrategy.StrategySpec.DeploymentSpecs {
+		if d := &t.b.CSV.Spec.InstallStrategy.StrategySpec.DeploymentSpecs[j]; d.Name == w.DeploymentName {
+			dep = d
+		}
+	}
+	if dep == nil {
+		return "", fmt.Errorf("%s: spec.webhookdefinitions[%d].deploymentName %q: missing deployment", t.where(), i, w.DeploymentName)
+	}
+	port := w.ContainerPort
+	if port == 0 {
+		port = 443
+	}
+	target := intstr.FromInt32(port)
+	if w.TargetPort != nil {
+		target = *w.TargetPort
+	}
+	podLabels := dep.Spec.Template.Labels
+	var matches []string
+	for _, o := range t.b.Objects {
+		if o.Object.GetKind() != "Service" {
+			continue
+		}
+		var svc corev1.Service
+		if err := fromJSONValue(o.Object.Object, &svc); err != nil {
+			return "", fmt.Errorf("%s: decoding Service: %w", o.File, err)
+		}
+		if len(svc.Spec.Selector) == 0 {
+			continue
+		}
+		selects := true
+		for k, v := range svc.Spec.Selector {
+			if podLabels[k] != v {
+				selects = false
+			}
+		}
+		if !selects {
+			continue
+		}
+		for _, p := range svc.Spec.Ports {
+			if p.Port == port && t.samePort(dep, p.TargetPort, p.Port, target) {
+				matches = append(matches, svc.Name)
+				break
+			}
+		}
+	}
+	sort.Strings(matches)
+	switch len(matches) {
+	case 0:
+		name := w.DomainName() + "-service"
+		t.warnf("%s: no bundle Service selects deployment %s on port %d→%s for webhook %s; using OLM's name %s, which MicroShift does not create",
+			t.b.CSVFile, w.DeploymentName, port, target.String(), w.GenerateName, name)
+		return name, nil
+	case 1:
+		return matches[0], nil
+	default:
+		t.warnf("%s: Services %s all select deployment %s on port %d for webhook %s; using %s",
+			t.b.CSVFile, strings.Join(matches, ", "), w.DeploymentName, port, w.GenerateName, matches[0])
+		return matches[0], nil
+	}
+}
+
+// samePort reports whether a Service port's targetPort reaches the webhook's targetPort,
+// resolving named ports through the deployment's containers.
+func (t *translator) samePort(dep *v1alpha1.StrategyDeploymentSpec, svcTarget intstr.IntOrString, svcPort int32, want intstr.IntOrString) bool {
+	resolve := func(v intstr.IntOrString) int32 {
+		if v.Type == intstr.Int {
+			return v.IntVal
+		}
+		for _, c := range dep.Spec.Template.Spec.Containers {
+			for _, cp := range c.Ports {
+				if cp.Name == v.StrVal {
+					return cp.ContainerPort
+				}
+			}
+		}
+		return -1
+	}
+	if svcTarget.Type == intstr.Int && svcTarget.IntVal == 0 && svcTarget.StrVal == "" {
+		svcTarget = intstr.FromInt32(svcPort) // Kubernetes' default targetPort
+	}
+	got, w := resolve(svcTarget), resolve(want)
+	return got >= 0 && got == w
+}
+
+func (t *translator) bundleObjects() error {
+	for _, o := range t.b.Objects {
+		kind, name := o.Object.GetKind(), o.Object.GetName()
+		shippable, known := bundleKinds[kind]
+		if !known {
+			return fmt.Errorf("bundle %s: %s: kind %s (%s) is not handled; declare it in bundleKinds and the era include list",
+				t.b.CSV.Name, o.File, kind, name)
+		}
+		if !t.e.IncludesBundleObject(kind, name) {
+			t.res.Excluded = append(t.res.Excluded, Excluded{File: o.File, Kind: kind, Name: name,
+				Reason: fmt.Sprintf("not in era %s include list", t.e.Name)})
+			continue
+		}
+		if !shippable {
+			return fmt.Errorf("bundle %s: %s: era %s includes %s %s, which MicroShift cannot ship", t.b.CSV.Name, o.File, t.e.Name, kind, name)
+		}
+		obj := o.Object.DeepCopy().Object
+		meta, _ := obj["metadata"].(map[string]interface{})
+		if meta == nil {
+			return fmt.Errorf("bundle %s: %s: metadata is not an object", t.b.CSV.Name, o.File)
+		}
+		if kind == "CustomResourceDefinition" {
+			// CRDs are shipped as the bundle has them.
+			delete(meta, "namespace")
+			t.add(obj)
+			continue
+		}
+		if meta["creationTimestamp"] == nil {
+			delete(meta, "creationTimestamp")
+		}
+		delete(obj, "status")
+		if clusterScoped[kind] {
+			delete(meta, "namespace")
+		} else {
+			meta["namespace"] = t.ns
+		}
+		if kind == "RoleBinding" || kind == "ClusterRoleBinding" {
+			if rr, ok := obj["roleRef"].(map[string]interface{}); ok {
+				delete(rr, "namespace") // not a RoleRef field
+			}
+			if subs, ok := obj["subjects"].([]interface{}); ok {
+				for _, s := range subs {
+					if sm, ok := s.(map[string]interface{}); ok && sm["kind"] == "ServiceAccount" && sm["namespace"] == nil {
+						sm["namespace"] = t.ns
+					}
+				}
+			}
+		}
+		t.add(obj)
+	}
+	return nil
+}
+
+func (t *translator) versionConfigMap() {
+	v := t.opts.VersionTag
+	if v == "" {
+		v = "v" + t.b.Version
+	}
+	t.add(map[string]interface{}{
+		"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]interface{}{"name": VersionConfigMapName, "namespace": VersionConfigMapNamespace},
+		"data":     map[string]interface{}{"version": v},
+	})
+}
+
+func kindRank(kind string) int {
+	for i, k := range kindOrder {
+		if k == kind {
+			return i
+		}
+	}
+	return len(kindOrder)
+}
+
+func (t *translator) sortAndCheck() error {
+	objs := t.res.Objects
+	sort.SliceStable(objs, func(i, j int) bool {
+		a, b := objs[i], objs[j]
+		if ra, rb := kindRank(a.GetKind()), kindRank(b.GetKind()); ra != rb {
+			return ra < rb
+		}
+		if a.GetNamespace() != b.GetNamespace() {
+			return a.GetNamespace() < b.GetNamespace()
+		}
+		return a.GetName() < b.GetName()
+	})
+	for i := 1; i < len(objs); i++ {
+		a, b := objs[i-1], objs[i]
+		if a.GetKind() == b.GetKind() && a.GetNamespace() == b.GetNamespace() && a.GetName() == b.GetName() {
+			return fmt.Errorf("%s: two %s objects named %s/%s (a bundle manifest collides with a CSV-derived object)",
+				t.where(), a.GetKind(), a.GetNamespace(), a.GetName())
+		}
+	}
+	return nil
+}
+
+// toJSONValue converts a typed value to its JSON form (maps, slices, strings, float64/int64,
+// bools) with null fields dropped, so that typed zero values such as
+// metadata.creationTimestamp do not show up as stray `null`s.
+func toJSONValue(v interface{}) interface{} {
+	data, err := json.Marshal(v)
+	if err != nil {
+		// Values here are k8s API types, which always marshal.
+		panic(fmt.Sprintf("marshalling %T: %v", v, err))
+	}
+	var out interface{}
+	if err := json.Unmarshal(data, &out); err != nil {
+		panic(fmt.Sprintf("unmarshalling %T: %v", v, err))
+	}
+	return pruneNulls(normalizeNumbers(out))
+}
+
+func fromJSONValue(v interface{}, into interface{}) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(data, into)
+}
+
+func pruneNulls(v interface{}) interface{} {
+	switch x := v.(type) {
+	case map[string]interface{}:
+		for k, val := range x {
+			if val == nil {
+				delete(x, k)
+				continue
+			}
+			x[k] = pruneNulls(val)
+		}
+	case []interface{}:
+		for i := range x {
+			x[i] = pruneNulls(x[i])
+		}
+	}
+	return v
+}
+
+// normalizeNumbers turns whole float64s (what encoding/json produces) into int64, the
+// integer type unstructured objects from the API machinery decoders hold, so objects from
+// both paths compare equal.
+func normalizeNumbers(v interface{}) interface{} {
+	switch x := v.(type) {
+	case map[string]interface{}:
+		for k, val := range x {
+			x[k] = normalizeNumbers(val)
+		}
+	case []interface{}:
+		for i := range x {
+			x[i] = normalizeNumbers(x[i])
+		}
+	case float64:
+		if x == float64(int64(x)) {
+			return int64(x)
+		}
+	}
+	return v
+}

@@ -1,0 +1,411 @@
+package bundle
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+
+	"github.com/lvms-rebase/lvms-rebase/rebase/era"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files under testdata/golden")
+
+func eraNamed(t testing.TB, name string) era.Era {
+	t.Helper()
+	for _, e := range era.Table {
+		if e.Name == name {
+			return e
+		}
+	}
+	t.Fatalf("no era %s", name)
+	return era.Era{}
+}
+
+// render writes a Result as one YAML stream: a summary document, then every object.
+func render(t testing.TB, r *Result) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	summary := map[string]interface{}{
+		"namespace": r.Namespace, "images": r.Images, "excluded": r.Excluded, "warnings": r.Warnings,
+	}
+	for _, v := range append([]interface{}{summary}, objectsOf(r)...) {
+		data, err := yaml.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf.WriteString("---\n")
+		buf.Write(data)
+	}
+	return buf.Bytes()
+}
+
+func objectsOf(r *Result) []interface{} {
+	out := make([]interface{}, len(r.Objects))
+	for i, o := range r.Objects {
+		out[i] = o.Object
+	}
+	return out
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", "golden", name)
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update)", err)
+	}
+	if !bytes.Equal(want, got) {
+		t.Errorf("%s differs from the output (run go test -update and review the diff)\n--- got:\n%s", path, got)
+	}
+}
+
+// goldenCases pair every era with the bundle shape it ships.
+var goldenCases = []struct {
+	name, bundle, era, tag string
+}{
+	{"topolvm-4.14", "v4.14.14", "topolvm-4.14", "v4.14.14-1"},
+	{"topolvm-4.16", "v4.15.12", "topolvm-4.16", "v4.15.12"},
+	{"lvms-4.17-leftover-topolvm-csi", "v4.16.0", "lvms-4.17", "v4.16.0"},
+	{"lvms-4.17", "v4.17.7", "lvms-4.17", "v4.17.7-2"},
+	{"lvms-4.18", "v4.18.4", "lvms-4.18", "v4.18.4"},
+	{"lvms-4.20", "v4.20.0", "lvms-4.20", "v4.20.0-10"},
+	{"lvms-4.20-mutating-webhook", "v4.23.1", "lvms-4.20", "v4.23.1"},
+}
+
+func TestTranslateGolden(t *testing.T) {
+	for _, tc := range goldenCases {
+		t.Run(tc.name, func(t *testing.T) {
+			b, err := Load(filepath.Join("testdata", "bundles", tc.bundle))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := Translate(b, eraNamed(t, tc.era), Options{VersionTag: tc.tag})
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkInvariants(t, r)
+			golden(t, tc.name+".yaml", render(t, r))
+		})
+	}
+}
+
+// checkInvariants asserts the legacy defects are gone, whatever the input.
+func checkInvariants(t testing.TB, r *Result) {
+	t.Helper()
+	seen := map[string]bool{}
+	for _, o := range r.Objects {
+		key := fmt.Sprintf("%s/%s/%s", o.GetKind(), o.GetNamespace(), o.GetName())
+		if seen[key] {
+			t.Errorf("duplicate object %s", key)
+		}
+		seen[key] = true
+		if o.GetName() == "" || o.GetAPIVersion() == "" {
+			t.Errorf("object %s without name or apiVersion", key)
+		}
+		if clusterScoped[o.GetKind()] && o.GetNamespace() != "" {
+			t.Errorf("cluster-scoped %s has a namespace", key)
+		}
+		if !clusterScoped[o.GetKind()] && o.GetNamespace() == "" {
+			t.Errorf("namespaced %s has no namespace", key)
+		}
+		if _, found, _ := unstructured.NestedFieldNoCopy(o.Object, "roleRef", "namespace"); found {
+			t.Errorf("%s has roleRef.namespace", key)
+		}
+		for k := range o.Object {
+			switch k {
+			case "apiVersion", "kind", "metadata", "spec", "rules", "roleRef", "subjects", "data", "webhooks", "status":
+			default:
+				t.Errorf("%s has stray top-level field %q", key, k)
+			}
+		}
+		if _, ok := o.Object["status"]; ok && o.GetKind() != "CustomResourceDefinition" {
+			t.Errorf("%s carries status", key)
+		}
+	}
+}
+
+func TestTranslateSemantics(t *testing.T) {
+	load := func(t *testing.T, name string) *Bundle {
+		b, err := Load(filepath.Join("testdata", "bundles", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	find := func(r *Result, kind, name string) *unstructured.Unstructured {
+		for _, o := range r.Objects {
+			if o.GetKind() == kind && o.GetName() == name {
+				return o
+			}
+		}
+		return nil
+	}
+	t.Run("topolvm era ships only topolvm RBAC, the logicalvolumes CRD and images", func(t *testing.T) {
+		r, err := Translate(load(t, "v4.14.14"), eraNamed(t, "topolvm-4.14"), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var kinds []string
+		for _, o := range r.Objects {
+			kinds = append(kinds, o.GetKind()+"/"+o.GetName())
+		}
+		want := "CustomResourceDefinition/logicalvolumes.topolvm.io ServiceAccount/topolvm-controller ServiceAccount/topolvm-node " +
+			"ClusterRole/topolvm-controller ClusterRole/topolvm-node ClusterRoleBinding/topolvm-controller ClusterRoleBinding/topolvm-node " +
+			"Role/topolvm-controller RoleBinding/topolvm-controller ConfigMap/lvms-version"
+		if got := strings.Join(kinds, " "); got != want {
+			t.Errorf("objects:\n got %s\nwant %s", got, want)
+		}
+		var keys []string
+		for _, i := range r.Images {
+			keys = append(keys, i.Key)
+			if !strings.Contains(i.Ref, "@sha256:") {
+				t.Errorf("image %s ref %q is not a digest ref", i.Key, i.Ref)
+			}
+		}
+		if got := strings.Join(keys, ","); got != "topolvm_csi,topolvm_csi_registrar,topolvm_csi_livenessprobe,topolvm_csi_resizer,topolvm_csi_provisioner" {
+			t.Errorf("image keys %s", got)
+		}
+		if v, _, _ := unstructured.NestedString(find(r, "ConfigMap", "lvms-version").Object, "data", "version"); v != "v4.14.14" {
+			t.Errorf("default version tag %q, want v4.14.14", v)
+		}
+	})
+	t.Run("RBAC rules carried over exactly", func(t *testing.T) {
+		b := load(t, "v4.18.4")
+		r, err := Translate(b, eraNamed(t, "lvms-4.18"), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		perms := b.CSV.Spec.InstallStrategy.StrategySpec
+		for _, c := range []struct {
+			kind string
+			in   interface{}
+		}{{"ClusterRole", perms.ClusterPermissions[0].Rules}, {"Role", perms.Permissions[1].Rules}} {
+			name := map[string]string{"ClusterRole": perms.ClusterPermissions[0].ServiceAccountName, "Role": perms.Permissions[1].ServiceAccountName}[c.kind]
+			o := find(r, c.kind, name)
+			if o == nil {
+				t.Fatalf("no %s %s", c.kind, name)
+			}
+			want, _ := yaml.Marshal(c.in)
+			got, _ := yaml.Marshal(o.Object["rules"])
+			if !bytes.Equal(want, got) {
+				t.Errorf("%s %s rules:\n got %s\nwant %s", c.kind, name, got, want)
+			}
+		}
+	})
+	t.Run("two permission entries for one service account", func(t *testing.T) {
+		b := load(t, "v4.18.4")
+		p := &b.CSV.Spec.InstallStrategy.StrategySpec
+		p.Permissions = append(p.Permissions, p.Permissions[0])
+		p.Permissions[2].Rules = p.Permissions[2].Rules[:1]
+		r, err := Translate(b, eraNamed(t, "lvms-4.18"), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkInvariants(t, r)
+		for _, n := range []string{"lvms-operator", "lvms-operator-2"} {
+			if find(r, "Role", n) == nil || find(r, "RoleBinding", n) == nil {
+				t.Errorf("missing Role/RoleBinding %s", n)
+			}
+		}
+		rb := find(r, "RoleBinding", "lvms-operator-2")
+		if n, _, _ := unstructured.NestedString(rb.Object, "roleRef", "name"); n != "lvms-operator-2" {
+			t.Errorf("lvms-operator-2 binds %s", n)
+		}
+		if len(r.Warnings) == 0 || !strings.Contains(strings.Join(r.Warnings, "\n"), "naming this one lvms-operator-2") {
+			t.Errorf("no warning about the second entry: %v", r.Warnings)
+		}
+	})
+	t.Run("namespace precedence", func(t *testing.T) {
+		b := load(t, "v4.20.0")
+		e := eraNamed(t, "lvms-4.20")
+		for _, c := range []struct {
+			name, override, eraNS, want string
+		}{
+			{"override wins", "custom", "openshift-storage", "custom"},
+			{"era next", "", "openshift-storage", "openshift-storage"},
+			{"CSV suggestion last", "", "", "openshift-lvm-storage"},
+		} {
+			t.Run(c.name, func(t *testing.T) {
+				e.Namespace = c.eraNS
+				var warned []string
+				r, err := Translate(b, e, Options{Namespace: c.override, Warnf: func(f string, a ...interface{}) { warned = append(warned, fmt.Sprintf(f, a...)) }})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if r.Namespace != c.want || find(r, "Deployment", "lvms-operator").GetNamespace() != c.want {
+					t.Errorf("namespace %s, want %s", r.Namespace, c.want)
+				}
+				hook := find(r, "ValidatingWebhookConfiguration", "vlvmcluster.kb.io-lvms-operator")
+				sel, _, _ := unstructured.NestedStringMap(hook.Object["webhooks"].([]interface{})[0].(map[string]interface{}), "namespaceSelector", "matchLabels")
+				if sel[NamespaceNameLabel] != c.want {
+					t.Errorf("namespaceSelector %v, want %s=%s", sel, NamespaceNameLabel, c.want)
+				}
+				if len(warned) != len(r.Warnings) {
+					t.Errorf("Warnf got %d warnings, result has %d", len(warned), len(r.Warnings))
+				}
+			})
+		}
+	})
+	t.Run("webhook without a matching Service falls back to OLM naming", func(t *testing.T) {
+		b := load(t, "v4.23.1")
+		var kept []Object
+		for _, o := range b.Objects {
+			if o.Object.GetName() != "lvms-webhook-service" {
+				kept = append(kept, o)
+			}
+		}
+		b.Objects = kept
+		r, err := Translate(b, eraNamed(t, "lvms-4.20"), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, kind := range []string{"ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"} {
+			var hook *unstructured.Unstructured
+			for _, o := range r.Objects {
+				if o.GetKind() == kind {
+					hook = o
+				}
+			}
+			if hook == nil {
+				t.Fatalf("no %s", kind)
+			}
+			svc, _, _ := unstructured.NestedString(hook.Object["webhooks"].([]interface{})[0].(map[string]interface{}), "clientConfig", "service", "name")
+			if svc != "lvms-operator-service" {
+				t.Errorf("%s service %q, want lvms-operator-service", kind, svc)
+			}
+		}
+		if got := strings.Join(r.Warnings, "\n"); strings.Count(got, "using OLM's name lvms-operator-service") != 2 {
+			t.Errorf("warnings %q", got)
+		}
+	})
+	t.Run("CSV timeout and matchPolicy are kept", func(t *testing.T) {
+		b := load(t, "v4.18.4")
+		timeout := int32(7)
+		exact := "Exact"
+		w := &b.CSV.Spec.WebhookDefinitions[0]
+		w.TimeoutSeconds = &timeout
+		w.MatchPolicy = (*admissionMatchPolicy)(&exact)
+		r, err := Translate(b, eraNamed(t, "lvms-4.18"), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hook := find(r, "ValidatingWebhookConfiguration", "vlvmcluster.kb.io-lvms-operator").Object["webhooks"].([]interface{})[0].(map[string]interface{})
+		if hook["timeoutSeconds"] != int64(7) || hook["matchPolicy"] != "Exact" {
+			t.Errorf("timeoutSeconds %v matchPolicy %v", hook["timeoutSeconds"], hook["matchPolicy"])
+		}
+	})
+}
+
+func TestTranslateErrors(t *testing.T) {
+	tests := []struct {
+		name, bundle, era string
+		edit              func(b *Bundle)
+		want              []string
+	}{
+		{name: "TopoLVM era on a 4.16 bundle lacks sidecar images", bundle: "v4.16.0", era: "topolvm-4.16",
+			want: []string{"bundle lvms-operator.v4.16.0", csvFile, "spec.relatedImages lacks topolvm-csi-registrar, topolvm-csi-livenessprobe, topolvm-csi-resizer, topolvm-csi-provisioner required by era topolvm-4.16"}},
+		{name: "lvms-operator missing", bundle: "v4.18.4", era: "lvms-4.18",
+			edit: func(b *Bundle) { b.CSV.Spec.RelatedImages = b.CSV.Spec.RelatedImages[1:] },
+			want: []string{csvFile, "spec.relatedImages lacks lvms-operator required by era lvms-4.18"}},
+		{name: "related image listed twice", bundle: "v4.18.4", era: "lvms-4.18",
+			edit: func(b *Bundle) {
+				ri := b.CSV.Spec.RelatedImages[0]
+				ri.Image += "0"
+				b.CSV.Spec.RelatedImages = append(b.CSV.Spec.RelatedImages, ri)
+			},
+			want: []string{csvFile, `spec.relatedImages[2]: name "lvms-operator" appears twice`}},
+		{name: "unknown kind", bundle: "v4.18.4", era: "lvms-4.18",
+			edit: func(b *Bundle) {
+				o := &unstructured.Unstructured{}
+				o.SetAPIVersion("policy/v1")
+				o.SetKind("PodDisruptionBudget")
+				o.SetName("lvms")
+				b.Objects = append(b.Objects, Object{File: "manifests/lvms_policy_v1_pdb.yaml", Object: o})
+			},
+			want: []string{"manifests/lvms_policy_v1_pdb.yaml", "kind PodDisruptionBudget (lvms) is not handled"}},
+		{name: "bundle object collides with CSV RBAC", bundle: "v4.18.4", era: "lvms-4.18",
+			edit: func(b *Bundle) {
+				o := &unstructured.Unstructured{}
+				o.SetAPIVersion("v1")
+				o.SetKind("Service")
+				o.SetName("lvms-webhook-service")
+				b.Objects = append(b.Objects, Object{File: "manifests/dup.yaml", Object: o})
+			},
+			want: []string{csvFile, "two Service objects named openshift-storage/lvms-webhook-service"}},
+		{name: "no namespace anywhere", bundle: "v4.18.4", era: "",
+			edit: func(b *Bundle) { delete(b.CSV.Annotations, SuggestedNamespaceAnnotation) },
+			want: []string{csvFile, "no target namespace"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			b, err := Load(filepath.Join("testdata", "bundles", tc.bundle))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.edit != nil {
+				tc.edit(b)
+			}
+			e := era.Era{Name: "no-namespace", BundleImages: []era.ImageKey{{Name: "lvms-operator", Key: "lvms_operator"}}}
+			if tc.era != "" {
+				e = eraNamed(t, tc.era)
+			}
+			_, err = Translate(b, e, Options{})
+			if err == nil {
+				t.Fatal("Translate succeeded")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not contain %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+// FuzzTranslateCSV feeds arbitrary CSVs through the parser and, when accepted, the translator
+// for every era: it must not panic, and its output must keep the invariants.
+func FuzzTranslateCSV(f *testing.F) {
+	for _, name := range fixtures {
+		data, err := os.ReadFile(filepath.Join("testdata", "bundles", name, csvFile))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		csv, err := ParseCSV(data)
+		if err != nil {
+			return
+		}
+		b := &Bundle{CSV: csv, CSVFile: csvFile, Version: csv.Spec.Version.String()}
+		for _, e := range era.Table {
+			r, err := Translate(b, e, Options{})
+			if err != nil {
+				continue
+			}
+			checkInvariants(t, r)
+			if len(r.Images) != len(e.BundleImages) {
+				t.Fatalf("era %s: %d images, want %d", e.Name, len(r.Images), len(e.BundleImages))
+			}
+		}
+	})
+}
+
+type admissionMatchPolicy = admissionregistrationv1.MatchPolicyType
