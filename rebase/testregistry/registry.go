@@ -41,7 +41,7 @@ type Options struct {
 	// Fixtures is the tree holding images/ and snapshot-assets/; default
 	// fs.Sub(lvmsrebase.Fixtures, "testdata"). Use os.DirFS for a generated directory.
 	Fixtures fs.FS
-	// Logf receives seeding summaries and registry errors; default discards.
+	// Logf receives the seeding summary and a line per injected fault; default discards.
 	Logf func(format string, args ...any)
 }
 
@@ -80,7 +80,8 @@ func Start(opts Options) (*Registry, error) {
 	blobs := newBlobStore(fsys)
 	inner := registry.New(
 		registry.WithBlobHandler(blobs),
-		registry.Logger(log.New(logfWriter(opts.Logf), "registry: ", 0)),
+		// ggcr logs every request; Logf gets seeding summaries and faults only.
+		registry.Logger(log.New(io.Discard, "", 0)),
 	)
 	layouts, err := findLayouts(fsys)
 	if err != nil {
@@ -202,11 +203,4 @@ func (r *Registry) serveSnapshot(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	_, _ = w.Write(data)
-}
-
-type logfWriter func(format string, args ...any)
-
-func (f logfWriter) Write(p []byte) (int, error) {
-	f("%s", strings.TrimRight(string(p), "\n"))
-	return len(p), nil
 }
