@@ -1,0 +1,195 @@
+package source
+
+import (
+	"io"
+	"io/fs"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	lvmsrebase "github.com/lvms-rebase/lvms-rebase"
+	"github.com/lvms-rebase/lvms-rebase/rebase/fixtures"
+	"github.com/lvms-rebase/lvms-rebase/rebase/testregistry"
+)
+
+// These tests run against the committed fixture images served by rebase/testregistry,
+// checking every answer against the fixture catalog.
+
+func fixtureCatalog(t *testing.T) *fixtures.Catalog {
+	t.Helper()
+	sub, err := fs.Sub(lvmsrebase.Fixtures, "testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := fixtures.ReadCatalog(sub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func fixtureOptions(t *testing.T, reg *testregistry.Registry) Options {
+	return Options{
+		Mirrors: []Mirror{
+			{Source: "registry.redhat.io", Mirror: reg.Host() + "/registry.redhat.io"},
+			{Source: "quay.io", Mirror: reg.Host() + "/quay.io"},
+		},
+		CacheDir: t.TempDir(),
+		Retry:    RetryOptions{Attempts: 4, Backoff: time.Millisecond, MaxBackoff: 20 * time.Millisecond},
+		Logger:   testLogger(t),
+	}
+}
+
+func TestFixtureResolveEveryMinor(t *testing.T) {
+	cat := fixtureCatalog(t)
+	reg := testregistry.NewForTest(t, testregistry.Options{})
+	o := fixtureOptions(t, reg)
+	for _, minor := range []string{"4.14", "4.15", "4.16", "4.17", "4.18", "4.20", "4.23"} {
+		t.Run(minor, func(t *testing.T) {
+			s := newSource(t, o)
+			res, err := s.Resolve(ctx(t), minor, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, ok := cat.NewestBundle(minor)
+			if !ok {
+				t.Fatalf("catalog has no bundle for %s", minor)
+			}
+			if res.Bundle.Ref != b.Ref || res.Bundle.Digest != b.Digest || res.Bundle.CSVVersion != b.Version {
+				t.Fatalf("bundle %+v, catalog %s %s %s", res.Bundle, b.Ref, b.Digest, b.Version)
+			}
+			for _, p := range res.Payloads {
+				want, ok := cat.NewestPayload(minor, p.Arch)
+				if !ok || p.Ref != want.Ref || p.Digest != want.Digest || p.Version != want.Version {
+					t.Fatalf("payload %+v, catalog %+v", p, want)
+				}
+			}
+			if len(res.RelatedImages) != len(b.RelatedImages) {
+				t.Fatalf("%d related images, catalog %d", len(res.RelatedImages), len(b.RelatedImages))
+			}
+			for _, want := range b.RelatedImages {
+				var got *ImageDigests
+				for i := range res.RelatedImages {
+					if res.RelatedImages[i].Name == want.Name {
+						got = &res.RelatedImages[i]
+					}
+				}
+				if got == nil || got.Image != want.Image {
+					t.Fatalf("relatedImage %s: got %+v", want.Name, got)
+				}
+				for _, a := range []string{"x86_64", "aarch64"} {
+					ga, _ := GoArch(a)
+					if d, _ := got.For(a); d != want.Arch[ga] {
+						t.Fatalf("relatedImage %s %s: %s, catalog %s", want.Name, a, d, want.Arch[ga])
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestFixtureWarmRunZeroBlobGETs(t *testing.T) {
+	reg := testregistry.NewForTest(t, testregistry.Options{})
+	o := fixtureOptions(t, reg)
+	run := func() {
+		s := newSource(t, o)
+		res, err := s.Resolve(ctx(t), "4.18", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.FetchBundle(ctx(t), res.Bundle, t.TempDir()); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range res.Payloads {
+			st, err := s.FetchPayload(ctx(t), p, t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.LayersRead != 1 {
+				t.Fatalf("payload %s: read %d of %d layers", p.Ref, st.LayersRead, st.LayersTotal)
+			}
+		}
+	}
+	run()
+	if n := reg.Stats().BlobGETs(); n == 0 {
+		t.Fatal("cold run: no blob GETs counted")
+	}
+	reg.ResetStats()
+	run()
+	if n := reg.Stats().BlobGETs(); n != 0 {
+		t.Fatalf("warm run: %d blob GETs, want 0", n)
+	}
+}
+
+func TestFixtureAuthAndFaults(t *testing.T) {
+	reg := testregistry.NewForTest(t, testregistry.Options{Username: "pull", Password: "secret-pass"})
+	o := fixtureOptions(t, reg)
+	home := t.TempDir()
+	writeAuthFile(t, filepath.Join(home, ".pull-secret.json"), reg.Host(), "pull", "secret-pass")
+	setHome := func(t *testing.T) {
+		t.Setenv("HOME", home)
+		t.Setenv("REGISTRY_AUTH_FILE", "")
+		t.Setenv("XDG_RUNTIME_DIR", "")
+		t.Setenv("XDG_CONFIG_HOME", "")
+		t.Setenv("DOCKER_CONFIG", "")
+	}
+	payload := PayloadRef{Arch: "aarch64", Ref: "quay.io/openshift-release-dev/ocp-release:4.18.10-aarch64"}
+	for _, tc := range []struct {
+		name string
+		f    testregistry.Fault
+		err  string
+	}{
+		{name: "none"},
+		{name: "status 502", f: testregistry.Fault{Path: "/blobs/", Kind: testregistry.FaultStatus, Status: 502, Count: 2}},
+		{name: "retry-after", f: testregistry.Fault{Path: "/manifests/", Kind: testregistry.FaultRetryAfter, RetryAfter: 1, Count: 1}},
+		{name: "reset", f: testregistry.Fault{Path: "/blobs/", Kind: testregistry.FaultReset, Count: 2}},
+		{name: "truncate", f: testregistry.Fault{Path: "/blobs/", Kind: testregistry.FaultTruncate, Count: 2}},
+		{name: "corrupt", f: testregistry.Fault{Path: "/blobs/", Kind: testregistry.FaultCorrupt, Count: 2}},
+		{name: "corrupt forever", f: testregistry.Fault{Path: "/blobs/", Kind: testregistry.FaultCorrupt}, err: "giving up"},
+		{name: "forbidden", f: testregistry.Fault{Path: "/manifests/", Kind: testregistry.FaultStatus, Status: 403}, err: "credentials from " + filepath.Join(home, ".pull-secret.json")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			setHome(t)
+			reg.ClearFaults()
+			if tc.f.Kind != 0 {
+				reg.Inject(tc.f)
+			}
+			oo := o
+			oo.CacheDir = t.TempDir()
+			s, err := New(oo)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = s.FetchPayload(ctx(t), payload, t.TempDir())
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) || strings.Contains(err.Error(), "secret-pass") {
+					t.Fatalf("error %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.f.Kind != 0 && reg.FaultHits() == 0 {
+				t.Fatal("fault never hit")
+			}
+		})
+	}
+}
+
+func TestFixtureSnapshotURL(t *testing.T) {
+	reg := testregistry.NewForTest(t, testregistry.Options{})
+	cat := fixtureCatalog(t)
+	o := fixtureOptions(t, reg)
+	u := strings.ReplaceAll(reg.SnapshotAssetsURL(), "{commit}", cat.SnapshotAssets[0].Commit)
+	rc, err := newSource(t, o).FetchURL(ctx(t), u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, _ := io.Copy(io.Discard, rc)
+	rc.Close()
+	if n == 0 {
+		t.Fatal("empty tarball")
+	}
+}
