@@ -21,26 +21,28 @@ func sample() *Lock {
 	l.ToolVersion = "v0.1.0"
 	l.OCP = "4.18"
 	l.Era = "lvms-4.18"
-	l.Bundle = Bundle{
+	l.PayloadVersion = "4.18.12"
+	l.Bundle = Image{
 		Ref:     "registry.redhat.io/lvms4/lvms-operator-bundle:v4.18.4",
 		Version: "v4.18.4",
 		Digest:  d("1"),
 		Arch:    map[string]string{"x86_64": d("2"), "aarch64": d("3")},
 	}
-	l.Payload = Payload{Version: "4.18.12", Arch: []PayloadArch{
-		{Arch: "x86_64", Ref: "quay.io/openshift-release-dev/ocp-release:4.18.12-x86_64", Digest: d("4"), Base: "4.18.12"},
-		{Arch: "aarch64", Ref: "quay.io/openshift-release-dev/ocp-release:4.18.12-aarch64", Digest: d("5"), Base: "4.18.12"},
-	}}
+	l.Payloads = []Payload{
+		{Arch: "x86_64", Ref: "quay.io/openshift-release-dev/ocp-release:4.18.12-x86_64", Digest: d("4"), Version: "4.18.12"},
+		{Arch: "aarch64", Ref: "quay.io/openshift-release-dev/ocp-release:4.18.12-aarch64", Digest: d("5"), Version: "4.18.12"},
+	}
 	l.SnapshotAssets = SnapshotAssets{
 		Source: "https://github.com/openshift/cluster-csi-snapshot-controller-operator",
 		Commit: "0123456789abcdef0123456789abcdef01234567",
 		SHA256: d("6"),
 	}
-	l.Images = []Image{
+	l.Images = []ImageDigests{
 		{Key: "lvms_operator", Name: "lvms-operator", From: "bundle", Repository: "registry.redhat.io/lvms4/lvms-rhel9-operator",
 			ListDigest: d("7"), Arch: map[string]string{"x86_64": d("8"), "aarch64": d("9")}},
 		{Key: "csi-snapshot-controller", Name: "csi-snapshot-controller", From: "payload",
-			Repository: "quay.io/openshift-release-dev/ocp-v4.0-art-dev", Arch: map[string]string{"x86_64": d("a"), "aarch64": d("b")}},
+			Repository: "quay.io/openshift-release-dev/ocp-v4.0-art-dev",
+			Arch:       map[string]string{"x86_64": "quay.io/openshift-release-dev/ocp-v4.0-art-dev@" + d("a"), "aarch64": d("b")}},
 	}
 	l.SetFiles(map[string][]byte{
 		"assets/release/release-x86_64.json":                         []byte("{}\n"),
@@ -91,11 +93,11 @@ func TestGoldenRoundTrip(t *testing.T) {
 	if len(l.Files) != 3 {
 		t.Errorf("files = %v, want 3 without the lock itself", l.Files)
 	}
-	if img, ok := l.Image("lvms_operator"); !ok || img.Arch["aarch64"] != d("9") {
-		t.Errorf("Image(lvms_operator) = %+v, %v", img, ok)
+	if img, ok := l.ImageByKey("lvms_operator"); !ok || img.Arch["aarch64"] != d("9") {
+		t.Errorf("ImageByKey(lvms_operator) = %+v, %v", img, ok)
 	}
-	if _, ok := l.Image("nope"); ok {
-		t.Error("Image(nope) found")
+	if _, ok := l.ImageByKey("nope"); ok {
+		t.Error("ImageByKey(nope) found")
 	}
 }
 
@@ -133,7 +135,7 @@ func TestReadStrict(t *testing.T) {
 		{"unknown nested field", strings.Replace(string(good), "  commit:", "  comit: x\n  commit:", 1), `unknown field "comit"`},
 		{"duplicate field", string(good) + "ocp: \"4.19\"\n", `"ocp" already set`},
 		{"wrong kind", strings.Replace(string(good), "kind: RebaseLock", "kind: Other", 1), "expected " + APIVersion + "/" + Kind},
-		{"bad digest", strings.Replace(string(good), d("4"), "sha256:abc", 1), "payload.arch[1].digest"},
+		{"bad digest", strings.Replace(string(good), d("4"), "sha256:abc", 1), "payloads[1].digest"},
 		{"not yaml", "{", "parsing"},
 	}
 	for _, tc := range cases {
@@ -160,20 +162,28 @@ func TestValidate(t *testing.T) {
 		wantErr string
 	}{
 		{"ok", func(l *Lock) {}, ""},
+		{"ok without optional fields", func(l *Lock) {
+			l.Images[0].From, l.Images[0].Repository, l.Images[0].Name, l.Images[0].ListDigest = "", "", "", ""
+			l.SnapshotAssets.Source, l.SnapshotAssets.SHA256, l.Bundle.Arch = "", "", nil
+		}, ""},
 		{"no tool version", func(l *Lock) { l.ToolVersion = "" }, "toolVersion: required"},
 		{"bad ocp", func(l *Lock) { l.OCP = "4.18.1" }, `ocp: "4.18.1"`},
 		{"no era", func(l *Lock) { l.Era = "" }, "era: required"},
 		{"no bundle digest", func(l *Lock) { l.Bundle.Digest = "" }, "bundle.digest: required"},
 		{"bundle arch unknown", func(l *Lock) { l.Bundle.Arch["amd64"] = d("c") }, `arch "amd64"`},
-		{"no payload", func(l *Lock) { l.Payload.Arch = nil }, "payload.arch: at least one"},
-		{"payload arch twice", func(l *Lock) { l.Payload.Arch[0].Arch = l.Payload.Arch[1].Arch }, "listed twice"},
-		{"payload without ref", func(l *Lock) { l.Payload.Arch[0].Ref = "" }, ".ref: required"},
+		{"no payload", func(l *Lock) { l.Payloads = nil }, "payloads: at least one"},
+		{"payload arch twice", func(l *Lock) { l.Payloads[0].Arch = l.Payloads[1].Arch }, "listed twice"},
+		{"payload without ref", func(l *Lock) { l.Payloads[0].Ref = "" }, ".ref: required"},
 		{"no snapshot commit", func(l *Lock) { l.SnapshotAssets.Commit = "" }, "snapshotAssets.commit: required"},
 		{"bad snapshot sum", func(l *Lock) { l.SnapshotAssets.SHA256 = "abc" }, "snapshotAssets.sha256"},
+		{"bare hex snapshot sum", func(l *Lock) { l.SnapshotAssets.SHA256 = strings.Repeat("e", 64) }, ""},
 		{"image key twice", func(l *Lock) { l.Images[1].Key = l.Images[0].Key }, "key listed twice"},
 		{"image from", func(l *Lock) { l.Images[0].From = "cache" }, "expected bundle or payload"},
+		{"image no key", func(l *Lock) { l.Images[0].Key = "" }, "key required"},
+		{"image tag ref", func(l *Lock) { l.Images[0].Arch["x86_64"] = "quay.io/a/b:latest" }, "<repository>@sha256"},
 		{"image no arch", func(l *Lock) { l.Images[0].Arch = nil }, "at least one architecture"},
 		{"image bad arch digest", func(l *Lock) { l.Images[0].Arch["x86_64"] = "latest" }, `.arch.x86_64: "latest"`},
+		{"wrong apiVersion", func(l *Lock) { l.APIVersion = "v9" }, "expected " + APIVersion},
 		{"image bad list digest", func(l *Lock) { l.Images[0].ListDigest = "sha256:zz" }, "listDigest"},
 		{"file escapes", func(l *Lock) { l.Files[0].Path = "../x" }, "relative path inside"},
 		{"file is the lock", func(l *Lock) { l.Files[0].Path = Path }, "its own checksum"},
@@ -234,5 +244,18 @@ func TestDrift(t *testing.T) {
 	}
 	if want := []string{"assets/components/lvms/b.yaml", "assets/release/release-x86_64.json"}; !reflect.DeepEqual(drift, want) {
 		t.Fatalf("drift = %v, want %v", drift, want)
+	}
+}
+
+// TestMarshalFillsKind: a lock built as a struct literal gets apiVersion and kind.
+func TestMarshalFillsKind(t *testing.T) {
+	l := sample()
+	l.APIVersion, l.Kind = "", ""
+	b, err := l.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(b, []byte("apiVersion: "+APIVersion+"\n")) || !bytes.Contains(b, []byte("kind: "+Kind+"\n")) {
+		t.Fatalf("apiVersion/kind not filled:\n%s", b)
 	}
 }

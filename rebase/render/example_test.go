@@ -28,9 +28,9 @@ func Example() {
 
 	l := lock.New()
 	l.ToolVersion, l.OCP, l.Era = "v0.0.0-example", "4.18", e.Name
-	l.Bundle = lock.Bundle{Ref: "registry.redhat.io/lvms4/lvms-operator-bundle:v4.18.4", Digest: "sha256:" + fmt.Sprintf("%064d", 1)}
-	l.Payload = lock.Payload{Version: "4.18.12", Arch: []lock.PayloadArch{{
-		Arch: "x86_64", Ref: "quay.io/openshift-release-dev/ocp-release:4.18.12-x86_64", Digest: "sha256:" + fmt.Sprintf("%064d", 2)}}}
+	l.Bundle = lock.Image{Ref: "registry.redhat.io/lvms4/lvms-operator-bundle:v4.18.4", Digest: "sha256:" + fmt.Sprintf("%064d", 1)}
+	l.Payloads = []lock.Payload{{Arch: "x86_64", Ref: "quay.io/openshift-release-dev/ocp-release:4.18.12-x86_64",
+		Digest: "sha256:" + fmt.Sprintf("%064d", 2), Version: "4.18.12"}}
 	l.SnapshotAssets = lock.SnapshotAssets{Source: "example", Commit: "0123abcd"}
 	l.SetFiles(files)
 	lb, err := l.Marshal()
