@@ -9,7 +9,8 @@ import (
 type statKey struct{ method, path string }
 
 // PathStats counts the requests to one method and URL path and the response body bytes
-// actually written to clients.
+// written to clients. Request bodies (pushes) are not counted, nor the partial body of a
+// FaultTruncate response, which bypasses the writer.
 type PathStats struct {
 	Method   string
 	Path     string
