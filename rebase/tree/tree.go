@@ -219,7 +219,25 @@ func Write(root string, files map[string][]byte, managedDirs []string) (*Plan, e
 		}
 		return nil, err
 	}
+	pruneEmptyDirs(root, p.Remove, managedDirs)
 	return p, nil
+}
+
+// pruneEmptyDirs removes directories below a managed directory that removals left empty
+// (git does not track them, so they would only confuse the next Compute). The managed
+// directories themselves stay. Failures are ignored: the files are already in place.
+func pruneEmptyDirs(root string, removed, managedDirs []string) {
+	for _, rel := range removed {
+		for dir := path.Dir(rel); dir != "." && dir != "/"; dir = path.Dir(dir) {
+			inside := false
+			for _, m := range managedDirs {
+				inside = inside || strings.HasPrefix(dir, m+"/")
+			}
+			if !inside || os.Remove(filepath.Join(root, filepath.FromSlash(dir))) != nil {
+				break
+			}
+		}
+	}
 }
 
 // swap records each completed step so that rollback can undo them in reverse.

@@ -154,6 +154,12 @@ func TestWrite(t *testing.T) {
 			t.Errorf("%s was touched", rel)
 		}
 	}
+	if _, ok := after[lvmsDir+"/nested"]; ok {
+		t.Errorf("emptied directory %s/nested not pruned", lvmsDir)
+	}
+	if _, ok := after[lvmsDir]; !ok {
+		t.Errorf("managed directory %s removed", lvmsDir)
+	}
 	for _, rel := range []string{lvmsDir + "/stale.yaml", lvmsDir + "/nested/stale.yaml"} {
 		if _, ok := after[rel]; ok {
 			t.Errorf("%s not removed", rel)
