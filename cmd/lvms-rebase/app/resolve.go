@@ -1,0 +1,130 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lvms-rebase/lvms-rebase/rebase/era"
+	"github.com/lvms-rebase/lvms-rebase/rebase/source"
+)
+
+func init() { subcommands = append(subcommands, newResolveCommand) }
+
+type resolveFlags struct {
+	source    SourceFlags
+	ocp       string
+	lvms      string
+	output    string
+	logFormat string
+}
+
+func newResolveCommand(streams IOStreams) *cobra.Command {
+	f := &resolveFlags{}
+	cmd := &cobra.Command{
+		Use:   "resolve --ocp X.Y",
+		Short: "Print the bundle, payloads and per-arch image digests a rebase onto X.Y would use",
+		Long: `resolve picks the newest LVMS bundle (vX.Y.Z[-N]) and the newest OCP payload (X.Y.Z-<arch>)
+for an OpenShift minor, checks their versions, and resolves every relatedImage to its
+manifest-list digest and per-arch child digests. It writes nothing except the image cache.`,
+		Example: `  lvms-rebase resolve --ocp 4.18 -a ~/.pull-secret.json
+  lvms-rebase resolve --ocp 4.18 -o json --mirror registry.redhat.io=mirror.local/rh`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if f.ocp == "" {
+				return usageError("--ocp X.Y is required (e.g. --ocp 4.18)")
+			}
+			return runResolve(cmd.Context(), f, streams)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.ocp, "ocp", "", "OpenShift minor, X.Y")
+	fl.StringVar(&f.lvms, "lvms", "", "LVMS bundle minor to look for (default: the era's, usually the OpenShift minor)")
+	fl.StringVarP(&f.output, "output", "o", "text", "text or json")
+	fl.StringVar(&f.logFormat, "log-format", "text", "log format on stderr: text or json")
+	AddSourceFlags(fl, &f.source)
+	return cmd
+}
+
+func runResolve(ctx context.Context, f *resolveFlags, streams IOStreams) error {
+	if f.output != "text" && f.output != "json" {
+		return usageError("-o/--output: expected text or json, got %q", f.output)
+	}
+	var h slog.Handler
+	switch f.logFormat {
+	case "text":
+		h = slog.NewTextHandler(streams.ErrOut, &slog.HandlerOptions{Level: slog.LevelWarn})
+	case "json":
+		h = slog.NewJSONHandler(streams.ErrOut, &slog.HandlerOptions{Level: slog.LevelWarn})
+	default:
+		return usageError("--log-format: expected text or json, got %q", f.logFormat)
+	}
+	opts, err := f.source.Options()
+	if err != nil {
+		return err
+	}
+	opts.Logger = slog.New(h)
+	lvms := f.lvms
+	if lvms == "" {
+		// The era table knows minors whose MicroShift ships an older LVMS (4.16 → 4.15).
+		if e, err := era.For(f.ocp); err == nil && e.BundleMinor != "" {
+			lvms = e.BundleMinor
+		}
+	}
+	src, err := source.New(opts)
+	if err != nil {
+		return WithExitCode(ExitUsage, err)
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if f.source.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, f.source.Timeout)
+		defer cancel()
+	}
+	res, err := src.Resolve(ctx, f.ocp, lvms)
+	if err != nil {
+		return err
+	}
+	if f.output == "json" {
+		enc := json.NewEncoder(streams.Out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(res)
+	}
+	return printResolution(streams.Out, res)
+}
+
+func printResolution(w io.Writer, r *source.Resolution) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "OpenShift %s\n", r.OCP)
+	fmt.Fprintf(&b, "bundle   %s\n         digest %s (CSV version %s)\n", r.Bundle.Ref, r.Bundle.Digest, r.Bundle.CSVVersion)
+	for _, p := range r.Payloads {
+		fmt.Fprintf(&b, "payload  %-8s %s\n         digest %s", p.Arch, p.Ref, p.Digest)
+		if p.ListDigest != "" {
+			fmt.Fprintf(&b, " (list %s)", p.ListDigest)
+		}
+		fmt.Fprintf(&b, "\n         version %s\n", p.Version)
+	}
+	for _, ri := range r.RelatedImages {
+		fmt.Fprintf(&b, "image    %s\n         %s\n", ri.Name, ri.Image)
+		if ri.ListDigest != "" {
+			fmt.Fprintf(&b, "         list     %s\n", ri.ListDigest)
+		}
+		for _, a := range ri.Arches {
+			fmt.Fprintf(&b, "         %-8s %s\n", a.Arch, a.Digest)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}

@@ -1,0 +1,92 @@
+package app
+
+import (
+	"bytes"
+	"encoding/json"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	lvmsrebase "github.com/lvms-rebase/lvms-rebase"
+	"github.com/lvms-rebase/lvms-rebase/rebase/fixtures"
+	"github.com/lvms-rebase/lvms-rebase/rebase/source"
+	"github.com/lvms-rebase/lvms-rebase/rebase/testregistry"
+)
+
+func runMain(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := Main(args, IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut})
+	return code, out.String(), errOut.String()
+}
+
+func TestResolveCommand(t *testing.T) {
+	reg := testregistry.NewForTest(t, testregistry.Options{})
+	sub, _ := fs.Sub(lvmsrebase.Fixtures, "testdata")
+	cat, err := fixtures.ReadCatalog(sub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("REGISTRY_AUTH_FILE", "")
+	t.Setenv("XDG_RUNTIME_DIR", "")
+	t.Setenv("XDG_CONFIG_HOME", "")
+	t.Setenv("DOCKER_CONFIG", "")
+	cache := filepath.Join(t.TempDir(), "cache")
+	work := t.TempDir()
+	t.Chdir(work)
+	base := append([]string{"resolve", "--cache-dir", cache}, reg.MirrorFlags()...)
+
+	code, out, errOut := runMain(t, append(base, "--ocp", "4.18", "-o", "json")...)
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var res source.Resolution
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	b, _ := cat.NewestBundle("4.18")
+	p, _ := cat.NewestPayload("4.18", "aarch64")
+	if res.Bundle.Ref != b.Ref || res.Bundle.Digest != b.Digest || len(res.Payloads) != 2 || res.Payloads[1] != (source.PayloadRef{Arch: "aarch64", Ref: p.Ref, Digest: p.Digest, Version: p.Version}) {
+		t.Fatalf("resolution %+v", res)
+	}
+	if strings.Contains(out, reg.Host()) {
+		t.Fatal("output names the mirror instead of the canonical reference")
+	}
+	// Nothing written but the cache.
+	if entries, _ := os.ReadDir(work); len(entries) != 0 {
+		t.Fatalf("resolve wrote %v into the working directory", entries)
+	}
+
+	code, out, _ = runMain(t, append(base, "--ocp", "4.18")...)
+	if code != ExitOK || !strings.Contains(out, "bundle   "+b.Ref) || !strings.Contains(out, "aarch64  "+p.Digest) && !strings.Contains(out, p.Digest) || !strings.Contains(out, "lvms-operator") {
+		t.Fatalf("text output (exit %d):\n%s", code, out)
+	}
+
+	// Offline from the warm cache, with the registry gone.
+	reg.Close()
+	code, out2, errOut := runMain(t, append(base, "--ocp", "4.18", "--offline")...)
+	if code != ExitOK || out2 != out {
+		t.Fatalf("offline exit %d: %s\n%s", code, errOut, out2)
+	}
+
+	for _, tc := range []struct {
+		args []string
+		code int
+		err  string
+	}{
+		{[]string{"resolve"}, ExitUsage, "--ocp X.Y is required"},
+		{append(base, "--ocp", "4.18", "-o", "yaml"), ExitUsage, "expected text or json"},
+		{append(base, "--ocp", "4.18", "--mirror", "bad"), ExitUsage, "SRC=DST"},
+		{append(base, "--ocp", "4.18", "--idms-file", filepath.Join(work, "missing.yaml")), ExitUsage, "IDMS"},
+		{append(base, "--ocp", "4.99", "--offline"), ExitError, ""},
+	} {
+		code, _, errOut := runMain(t, tc.args...)
+		if code != tc.code || !strings.Contains(errOut, tc.err) {
+			t.Errorf("%v: exit %d, stderr %q; want %d %q", tc.args, code, errOut, tc.code, tc.err)
+		}
+	}
+}

@@ -1,0 +1,180 @@
+package app
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/lvms-rebase/lvms-rebase/rebase/source"
+)
+
+// SourceFlags are the registry flags shared by every command that pulls images (the main
+// rebase, resolve, apply…). Bind them with AddSourceFlags and turn them into
+// source.Options with Options.
+type SourceFlags struct {
+	BundleRepo  string
+	ReleaseRepo string
+	// Bundle pins the bundle (--lvms-bundle); Release pins payloads (--ocp-release, may hold
+	// {arch}); ReleaseArch pins per arch (--ocp-release-x86_64 …) and wins over Release.
+	Bundle      string
+	Release     string
+	ReleaseArch map[string]*string
+	Arches      []string
+
+	AuthFile       string
+	RegistryConfig string
+	Mirrors        []string
+	IDMSFile       string
+	Insecure       []string
+
+	CacheDir string
+	Offline  bool
+	Timeout  time.Duration
+
+	AllowPrerelease  bool
+	AllowVersionSkew bool
+	MaxFileSize      string
+	MaxImageSize     string
+}
+
+// pinArches are the arches that get their own --ocp-release-<arch> flag.
+var pinArches = []string{"x86_64", "aarch64", "ppc64le", "s390x"}
+
+// AddSourceFlags registers the shared registry flags on fs, bound to f.
+func AddSourceFlags(fs *pflag.FlagSet, f *SourceFlags) {
+	fs.StringVar(&f.BundleRepo, "lvms-bundle-repo", source.DefaultBundleRepo, "repository whose vX.Y.Z[-N] tags are searched for the LVMS bundle")
+	fs.StringVar(&f.ReleaseRepo, "ocp-release-repo", source.DefaultReleaseRepo, "repository whose X.Y.Z-<arch> tags are searched for the OCP release payload")
+	fs.StringVar(&f.Bundle, "lvms-bundle", "", "pin the bundle image (tag, digest or oci:PATH[:TAG|@DIGEST]); skips bundle tag resolution")
+	fs.StringVar(&f.Release, "ocp-release", "", "pin the release payload for every arch (a {arch} placeholder expands to x86_64, aarch64…; a manifest list is narrowed per arch); skips payload tag resolution")
+	f.ReleaseArch = map[string]*string{}
+	for _, a := range pinArches {
+		v := new(string)
+		f.ReleaseArch[a] = v
+		fs.StringVar(v, "ocp-release-"+a, "", "pin the "+a+" release payload (overrides --ocp-release for "+a+")")
+	}
+	fs.StringSliceVar(&f.Arches, "arch", append([]string(nil), source.DefaultArches...), "architectures to resolve (x86_64, aarch64, ppc64le, s390x)")
+	fs.StringVarP(&f.AuthFile, "authfile", "a", "", "registry credentials file (auths JSON); default: $REGISTRY_AUTH_FILE, ~/.pull-secret.json, podman auth.json, docker config.json")
+	fs.StringVar(&f.RegistryConfig, "registry-config", "", "same as -a/--authfile (oc's spelling)")
+	fs.StringArrayVar(&f.Mirrors, "mirror", nil, "pull SRC from DST instead, by repository prefix, for every pull (repeatable), e.g. registry.redhat.io=mirror.local:5000/rh")
+	fs.StringVar(&f.IDMSFile, "idms-file", "", "ImageDigestMirrorSet or ImageContentSourcePolicy YAML; its mirrors apply to digest pulls, as with oc --idms-file")
+	fs.StringArrayVar(&f.Insecure, "insecure-registry", nil, "HOST[:PORT] reachable over plain HTTP or TLS without verification (repeatable)")
+	fs.StringVar(&f.CacheDir, "cache-dir", "", "content-addressed image cache (default $XDG_CACHE_HOME/lvms-rebase)")
+	fs.BoolVar(&f.Offline, "offline", false, "use only the cache and oci: layouts; tags resolve from what the cache last saw")
+	fs.DurationVar(&f.Timeout, "timeout", 30*time.Minute, "give up after this long (0: no limit)")
+	fs.BoolVar(&f.AllowPrerelease, "allow-prerelease", false, "let payload resolution pick rc/ec releases")
+	fs.BoolVar(&f.AllowVersionSkew, "allow-version-skew", false, "warn instead of failing when the bundle CSV's version minor differs from the one asked for")
+	fs.StringVar(&f.MaxFileSize, "max-file-size", "64Mi", "largest single file extracted from an image (bytes, or with Ki/Mi/Gi)")
+	fs.StringVar(&f.MaxImageSize, "max-image-size", "512Mi", "most uncompressed bytes read from one image's layers (bytes, or with Ki/Mi/Gi)")
+}
+
+// parseSize reads "123", "64Mi", "1Gi" (also KiB/MiB/GiB, K/M/G as binary units).
+func parseSize(flag, s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		m      int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"Ki", 1 << 10}, {"Mi", 1 << 20}, {"Gi", 1 << 30}, {"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}} {
+		if strings.HasSuffix(t, u.suffix) {
+			t, mult = strings.TrimSuffix(t, u.suffix), u.m
+			break
+		}
+	}
+	n, err := strconv.ParseInt(t, 10, 64)
+	if err != nil || n <= 0 || n > (1<<62)/mult {
+		return 0, usageError("--%s: want a positive size such as 64Mi, got %q", flag, s)
+	}
+	return n * mult, nil
+}
+
+// Options validates the flags and builds source.Options. Mistakes are usage errors
+// (exit 2).
+func (f *SourceFlags) Options() (source.Options, error) {
+	o := source.Options{
+		BundleRepo:       f.BundleRepo,
+		ReleaseRepo:      f.ReleaseRepo,
+		BundleRef:        f.Bundle,
+		IDMSFile:         f.IDMSFile,
+		Insecure:         f.Insecure,
+		CacheDir:         f.CacheDir,
+		Offline:          f.Offline,
+		AllowPrerelease:  f.AllowPrerelease,
+		AllowVersionSkew: f.AllowVersionSkew,
+	}
+	if f.Timeout < 0 {
+		return o, usageError("--timeout: must not be negative")
+	}
+	switch {
+	case f.AuthFile != "" && f.RegistryConfig != "" && f.AuthFile != f.RegistryConfig:
+		return o, usageError("-a/--authfile and --registry-config name different files; give one")
+	case f.AuthFile != "":
+		o.AuthFile = f.AuthFile
+	default:
+		o.AuthFile = f.RegistryConfig
+	}
+	seen := map[string]bool{}
+	for _, a := range f.Arches {
+		a = strings.TrimSpace(a)
+		if _, err := source.GoArch(a); err != nil {
+			return o, usageError("--arch: %v", err)
+		}
+		if !seen[a] {
+			seen[a] = true
+			o.Arches = append(o.Arches, a)
+		}
+	}
+	if len(o.Arches) == 0 {
+		return o, usageError("--arch: name at least one architecture")
+	}
+	for _, m := range f.Mirrors {
+		pm, err := source.ParseMirror(m)
+		if err != nil {
+			return o, usageError("--mirror: %v", err)
+		}
+		o.Mirrors = append(o.Mirrors, pm)
+	}
+	pins := map[string]string{}
+	for _, a := range o.Arches {
+		if p := f.ReleaseArch[a]; p != nil && *p != "" {
+			pins[a] = *p
+		} else if f.Release != "" {
+			pins[a] = strings.ReplaceAll(f.Release, "{arch}", a)
+		}
+	}
+	for _, a := range pinArches {
+		if p := f.ReleaseArch[a]; p != nil && *p != "" && !seen[a] {
+			return o, usageError("--ocp-release-%s given but %s is not in --arch", a, a)
+		}
+	}
+	if len(pins) > 0 {
+		var missing []string
+		for _, a := range o.Arches {
+			if pins[a] == "" {
+				missing = append(missing, a)
+			}
+		}
+		if len(missing) > 0 {
+			return o, usageError("payload pinned for some arches but not %s: add --ocp-release-%s, or use --ocp-release with a {arch} placeholder", strings.Join(missing, ", "), missing[0])
+		}
+		o.ReleaseRefs = pins
+	}
+	var err error
+	if o.MaxFileSize, err = parseSize("max-file-size", f.MaxFileSize); err != nil {
+		return o, err
+	}
+	if o.MaxImageSize, err = parseSize("max-image-size", f.MaxImageSize); err != nil {
+		return o, err
+	}
+	if o.MaxFileSize > o.MaxImageSize {
+		return o, usageError("--max-file-size (%d) is larger than --max-image-size (%d)", o.MaxFileSize, o.MaxImageSize)
+	}
+	return o, nil
+}
+
+// String summarises where images come from, for logs.
+func (f *SourceFlags) String() string {
+	return fmt.Sprintf("bundle repo %s, release repo %s, arches %s", f.BundleRepo, f.ReleaseRepo, strings.Join(f.Arches, ","))
+}

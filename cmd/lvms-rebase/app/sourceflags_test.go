@@ -1,0 +1,94 @@
+package app
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/spf13/pflag"
+
+	"github.com/lvms-rebase/lvms-rebase/rebase/source"
+)
+
+func TestSourceFlags(t *testing.T) {
+	tests := []struct {
+		name  string
+		args  []string
+		check func(*testing.T, source.Options)
+		err   string
+	}{
+		{name: "defaults", check: func(t *testing.T, o source.Options) {
+			if o.BundleRepo != source.DefaultBundleRepo || o.ReleaseRepo != source.DefaultReleaseRepo ||
+				!reflect.DeepEqual(o.Arches, []string{"x86_64", "aarch64"}) || o.MaxFileSize != 64<<20 || o.MaxImageSize != 512<<20 || o.ReleaseRefs != nil {
+				t.Fatalf("%+v", o)
+			}
+		}},
+		{name: "three names for the auth file", args: []string{"-a", "/p.json"}, check: func(t *testing.T, o source.Options) {
+			if o.AuthFile != "/p.json" {
+				t.Fatal(o.AuthFile)
+			}
+		}},
+		{name: "registry-config", args: []string{"--registry-config", "/r.json"}, check: func(t *testing.T, o source.Options) {
+			if o.AuthFile != "/r.json" {
+				t.Fatal(o.AuthFile)
+			}
+		}},
+		{name: "authfile", args: []string{"--authfile", "/x.json", "--registry-config", "/x.json"}, check: func(t *testing.T, o source.Options) {
+			if o.AuthFile != "/x.json" {
+				t.Fatal(o.AuthFile)
+			}
+		}},
+		{name: "conflicting auth files", args: []string{"--authfile", "/x.json", "--registry-config", "/y.json"}, err: "name different files"},
+		{name: "arch placeholder", args: []string{"--ocp-release", "quay.io/r:4.18.0-{arch}"}, check: func(t *testing.T, o source.Options) {
+			want := map[string]string{"x86_64": "quay.io/r:4.18.0-x86_64", "aarch64": "quay.io/r:4.18.0-aarch64"}
+			if !reflect.DeepEqual(o.ReleaseRefs, want) {
+				t.Fatal(o.ReleaseRefs)
+			}
+		}},
+		{name: "nightly pins per arch", args: []string{"--ocp-release", "registry.ci.openshift.org/ocp/release:4.18.0-0.nightly-1", "--ocp-release-aarch64", "registry.ci.openshift.org/ocp-arm64/release-arm64:4.18.0-0.nightly-arm64-1"}, check: func(t *testing.T, o source.Options) {
+			if o.ReleaseRefs["x86_64"] != "registry.ci.openshift.org/ocp/release:4.18.0-0.nightly-1" || !strings.Contains(o.ReleaseRefs["aarch64"], "arm64") {
+				t.Fatal(o.ReleaseRefs)
+			}
+		}},
+		{name: "one arch pinned only", args: []string{"--ocp-release-x86_64", "quay.io/r:4.18.0-x86_64"}, err: "not aarch64"},
+		{name: "pin for an arch not asked for", args: []string{"--arch", "x86_64", "--ocp-release-x86_64", "a:b", "--ocp-release-aarch64", "c:d"}, err: "aarch64 is not in --arch"},
+		{name: "bad arch", args: []string{"--arch", "x86_64,mips"}, err: "mips"},
+		{name: "mirrors", args: []string{"--mirror", "registry.redhat.io=127.0.0.1:5000/rh", "--mirror", "quay.io=m/q"}, check: func(t *testing.T, o source.Options) {
+			if len(o.Mirrors) != 2 || o.Mirrors[0].Mirror != "127.0.0.1:5000/rh" {
+				t.Fatal(o.Mirrors)
+			}
+		}},
+		{name: "bad mirror", args: []string{"--mirror", "nope"}, err: "SRC=DST"},
+		{name: "sizes", args: []string{"--max-file-size", "1Gi", "--max-image-size", "2GiB"}, check: func(t *testing.T, o source.Options) {
+			if o.MaxFileSize != 1<<30 || o.MaxImageSize != 2<<30 {
+				t.Fatal(o.MaxFileSize, o.MaxImageSize)
+			}
+		}},
+		{name: "bad size", args: []string{"--max-file-size", "-1"}, err: "positive size"},
+		{name: "file cap above image cap", args: []string{"--max-file-size", "1Gi"}, err: "larger than"},
+		{name: "negative timeout", args: []string{"--timeout", "-1s"}, err: "negative"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+			var f SourceFlags
+			AddSourceFlags(fs, &f)
+			if err := fs.Parse(tc.args); err != nil {
+				t.Fatal(err)
+			}
+			o, err := f.Options()
+			if tc.err != "" {
+				var ec *exitCodeError
+				if err == nil || !strings.Contains(err.Error(), tc.err) || !errors.As(err, &ec) || ec.code != ExitUsage {
+					t.Fatalf("error %v, want usage error %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.check(t, o)
+		})
+	}
+}
