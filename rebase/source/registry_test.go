@@ -50,22 +50,49 @@ type fault struct {
 // testRegistry is ggcr's in-memory registry behind a wrapper that adds basic auth, tag
 // pagination with Link headers, fault injection and request counters.
 type testRegistry struct {
-	t        testing.TB
 	srv      *httptest.Server
 	inner    http.Handler
 	user     string
 	pass     string
 	pageSize int
 
-	mu       sync.Mutex
-	faults   []*fault
-	requests []string // "METHOD path"
+	mu        sync.Mutex
+	faults    []*fault
+	requests  []string // "METHOD path"
+	blobBytes int64    // body bytes of blob GETs
+}
+
+// countingWriter counts body bytes written for blob GETs.
+type countingWriter struct {
+	http.ResponseWriter
+	r *testRegistry
+}
+
+func (c countingWriter) Write(p []byte) (int, error) {
+	n, err := c.ResponseWriter.Write(p)
+	c.r.mu.Lock()
+	c.r.blobBytes += int64(n)
+	c.r.mu.Unlock()
+	return n, err
+}
+
+func (r *testRegistry) fetchedBlobBytes() int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.blobBytes
 }
 
 func newTestRegistry(t testing.TB) *testRegistry {
-	r := &testRegistry{t: t, inner: registry.New(registry.Logger(log.New(io.Discard, "", 0))), pageSize: 3}
-	r.srv = httptest.NewServer(http.HandlerFunc(r.serve))
+	r := startTestRegistry()
 	t.Cleanup(r.srv.Close)
+	return r
+}
+
+// startTestRegistry starts a registry that lives until the process exits (benchmarks share
+// one across runs).
+func startTestRegistry() *testRegistry {
+	r := &testRegistry{inner: registry.New(registry.Logger(log.New(io.Discard, "", 0))), pageSize: 3}
+	r.srv = httptest.NewServer(http.HandlerFunc(r.serve))
 	return r
 }
 
@@ -82,6 +109,7 @@ func (r *testRegistry) reset() {
 	defer r.mu.Unlock()
 	r.requests = nil
 	r.faults = nil
+	r.blobBytes = 0
 }
 
 // count returns how many requests had method and a path containing sub.
@@ -176,6 +204,9 @@ func (r *testRegistry) serve(w http.ResponseWriter, req *http.Request) {
 	if strings.HasSuffix(req.URL.Path, "/tags/list") && req.Method == http.MethodGet {
 		r.serveTags(w, req)
 		return
+	}
+	if req.Method == http.MethodGet && strings.Contains(req.URL.Path, "/blobs/") {
+		w = countingWriter{ResponseWriter: w, r: r}
 	}
 	r.inner.ServeHTTP(w, req)
 }
