@@ -81,6 +81,7 @@ var goldenCases = []struct {
 	name, bundle, era, tag string
 }{
 	{"topolvm-4.14", "v4.14.14", "topolvm-4.14", "v4.14.14-1"},
+	{"topolvm-4.15", "v4.15.12", "topolvm-4.15", "v4.15.12"},
 	{"topolvm-4.16", "v4.15.12", "topolvm-4.16", "v4.15.12"},
 	{"lvms-4.17-leftover-topolvm-csi", "v4.16.0", "lvms-4.17", "v4.16.0"},
 	{"lvms-4.17", "v4.17.7", "lvms-4.17", "v4.17.7-2"},
@@ -90,6 +91,15 @@ var goldenCases = []struct {
 }
 
 func TestTranslateGolden(t *testing.T) {
+	covered := map[string]bool{}
+	for _, tc := range goldenCases {
+		covered[tc.era] = true
+	}
+	for _, e := range era.Table {
+		if !covered[e.Name] {
+			t.Errorf("era %s has no golden case: add a bundle fixture for it", e.Name)
+		}
+	}
 	for _, tc := range goldenCases {
 		t.Run(tc.name, func(t *testing.T) {
 			b, err := Load(filepath.Join("testdata", "bundles", tc.bundle))

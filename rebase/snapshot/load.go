@@ -1,0 +1,282 @@
+// Package snapshot turns the cluster-csi-snapshot-controller-operator's operand assets, at the
+// commit an OpenShift payload records, into the objects MicroShift ships under
+// assets/components/csi-snapshot-controller/. What is changed is declared as data
+// (patches.yaml), so following an upstream change is an edit of data, not code.
+package snapshot
+
+import (
+	"archive/tar"
+	"bufio"
+	"compress/gzip"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// DefaultSource is the --snapshot-assets default: GitHub's tarball of the operator at a commit.
+// The tarball has one top directory, cluster-csi-snapshot-controller-operator-<commit>/.
+const DefaultSource = "https://github.com/openshift/cluster-csi-snapshot-controller-operator/archive/{commit}.tar.gz"
+
+// CommitPlaceholder is replaced by the commit in a URL source.
+const CommitPlaceholder = "{commit}"
+
+// Limits on what is read from a tarball. The GitHub tarball holds the whole repository
+// (vendor/ included), so the stream cap is generous while kept files are small YAML.
+const (
+	MaxStreamBytes = 1 << 30 // uncompressed bytes read from a tarball
+	MaxEntries     = 200000
+	MaxFileBytes   = 2 << 20 // one kept file
+	MaxTotalBytes  = 16 << 20
+)
+
+// FetchFunc opens a URL; the image-source package provides one with auth, mirrors and retries.
+type FetchFunc func(ctx context.Context, url string) (io.ReadCloser, error)
+
+// Assets are the operator files the translation reads, keyed by repository-relative path
+// (assets/… and manifests/05_operand_rbac.yaml).
+type Assets struct {
+	// Commit is the operator commit the assets come from.
+	Commit string
+	// Source describes where they were read from (URL, directory or tarball path).
+	Source string
+	// Files maps repository-relative paths to contents.
+	Files map[string][]byte
+}
+
+// Paths lists the file paths in sorted order.
+func (a *Assets) Paths() []string {
+	out := make([]string, 0, len(a.Files))
+	for p := range a.Files {
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// wanted reports whether a repository-relative path is one the translation may read.
+func wanted(p string) bool {
+	return strings.HasPrefix(p, "assets/") || p == "manifests/05_operand_rbac.yaml"
+}
+
+// required are the files every operator version has; their absence means a wrong source.
+var required = []string{"assets/csi_controller_deployment.yaml", "manifests/05_operand_rbac.yaml"}
+
+// Load reads the operator's assets at commit from source: a URL template containing
+// {commit} (or any http(s) URL), a local directory (a checkout of the repository) or a local
+// tarball (.tar or .tar.gz, with or without a single top directory). An empty source means
+// DefaultSource. fetch is used only for URLs.
+func Load(ctx context.Context, source, commit string, fetch FetchFunc) (*Assets, error) {
+	if source == "" {
+		source = DefaultSource
+	}
+	if !isCommit(commit) {
+		return nil, fmt.Errorf("snapshot assets: commit %q: expected a 7-64 character hex commit id", commit)
+	}
+	a := &Assets{Commit: commit, Files: map[string][]byte{}}
+	var err error
+	switch {
+	case strings.Contains(source, CommitPlaceholder) || strings.HasPrefix(source, "http://") || strings.HasPrefix(source, "https://"):
+		url := strings.ReplaceAll(source, CommitPlaceholder, commit)
+		a.Source = url
+		if fetch == nil {
+			return nil, fmt.Errorf("snapshot assets %s: no fetch function for a URL source", url)
+		}
+		var rc io.ReadCloser
+		rc, err = fetch(ctx, url)
+		if err != nil {
+			return nil, fmt.Errorf("snapshot assets: fetching %s: %w", url, err)
+		}
+		defer rc.Close()
+		err = readTar(rc, a.Files)
+	default:
+		a.Source = source
+		var fi os.FileInfo
+		fi, err = os.Stat(source)
+		if err != nil {
+			return nil, fmt.Errorf("snapshot assets: source %s: expected a URL with %s, a directory or a tarball: %w", source, CommitPlaceholder, err)
+		}
+		if fi.IsDir() {
+			err = readDir(os.DirFS(source), a.Files)
+		} else {
+			var f *os.File
+			f, err = os.Open(source)
+			if err == nil {
+				defer f.Close()
+				err = readTar(f, a.Files)
+			}
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("snapshot assets %s (commit %s): %w", a.Source, commit, err)
+	}
+	var missing []string
+	for _, r := range required {
+		if _, ok := a.Files[r]; !ok {
+			missing = append(missing, r)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("snapshot assets %s (commit %s): missing %s (not a cluster-csi-snapshot-controller-operator tree?)",
+			a.Source, commit, strings.Join(missing, ", "))
+	}
+	return a, nil
+}
+
+func isCommit(s string) bool {
+	if len(s) < 7 || len(s) > 64 {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+// readDir reads the wanted files of a repository checkout. Symlinks and other non-regular
+// files are ignored, as in tarballs.
+func readDir(fsys fs.FS, out map[string][]byte) error {
+	var total int64
+	return fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if p == "." || p == "assets" || p == "manifests" || strings.HasPrefix(p, "assets/") {
+				return nil
+			}
+			return fs.SkipDir
+		}
+		if !d.Type().IsRegular() || !wanted(p) {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if info.Size() > MaxFileBytes {
+			return fmt.Errorf("%s: %d bytes exceeds the %d-byte limit", p, info.Size(), MaxFileBytes)
+		}
+		if total += info.Size(); total > MaxTotalBytes {
+			return fmt.Errorf("assets exceed %d bytes", MaxTotalBytes)
+		}
+		data, err := fs.ReadFile(fsys, p)
+		if err != nil {
+			return err
+		}
+		out[p] = data
+		return nil
+	})
+}
+
+// limitedReader fails, rather than truncating, once more than n bytes are read.
+type limitedReader struct {
+	r io.Reader
+	n int64
+}
+
+func (l *limitedReader) Read(p []byte) (int, error) {
+	if l.n <= 0 {
+		return 0, fmt.Errorf("tarball exceeds %d uncompressed bytes", int64(MaxStreamBytes))
+	}
+	if int64(len(p)) > l.n {
+		p = p[:l.n]
+	}
+	n, err := l.r.Read(p)
+	l.n -= int64(n)
+	return n, err
+}
+
+// readTar reads the wanted regular files of a (possibly gzipped) tarball. Entry names are
+// normalised (leading "./" and "/" dropped); a name with a ".." element is rejected; links,
+// devices and directories are skipped. When every entry sits under one top directory (GitHub's
+// <repo>-<commit>/), that directory is stripped.
+func readTar(r io.Reader, out map[string][]byte) error {
+	br := bufio.NewReader(r)
+	var src io.Reader = br
+	if magic, err := br.Peek(2); err == nil && magic[0] == 0x1f && magic[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return fmt.Errorf("opening gzip stream: %w", err)
+		}
+		defer zr.Close()
+		src = zr
+	}
+	tr := tar.NewReader(&limitedReader{r: src, n: MaxStreamBytes})
+	files := map[string][]byte{}
+	tops := map[string]bool{}
+	var total int64
+	for entries := 0; ; entries++ {
+		if entries > MaxEntries {
+			return fmt.Errorf("tarball has more than %d entries", MaxEntries)
+		}
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("reading tarball: %w", err)
+		}
+		if h.Typeflag == tar.TypeXGlobalHeader {
+			continue // GitHub puts the commit in a pax global header
+		}
+		name := strings.TrimLeft(strings.TrimPrefix(filepath.ToSlash(h.Name), "./"), "/")
+		for _, el := range strings.Split(name, "/") {
+			if el == ".." {
+				return fmt.Errorf("tar entry %q: path escapes the archive", h.Name)
+			}
+		}
+		name = path.Clean(name)
+		if name == "." || name == "" {
+			continue
+		}
+		tops[strings.SplitN(name, "/", 2)[0]] = true
+		if h.Typeflag != tar.TypeReg && h.Typeflag != tar.TypeRegA { //nolint:staticcheck // TypeRegA still appears in old archives
+			continue
+		}
+		if !wanted(name) && !wanted(stripTop(name)) {
+			continue
+		}
+		if h.Size > MaxFileBytes {
+			return fmt.Errorf("tar entry %s: %d bytes exceeds the %d-byte limit", name, h.Size, MaxFileBytes)
+		}
+		if total += h.Size; total > MaxTotalBytes {
+			return fmt.Errorf("tarball assets exceed %d bytes", MaxTotalBytes)
+		}
+		data, err := io.ReadAll(io.LimitReader(tr, MaxFileBytes+1))
+		if err != nil {
+			return fmt.Errorf("tar entry %s: %w", name, err)
+		}
+		files[name] = data
+	}
+	strip := false
+	if len(tops) == 1 {
+		for top := range tops {
+			strip = top != "assets" && top != "manifests"
+		}
+	}
+	for name, data := range files {
+		if strip {
+			name = stripTop(name)
+		}
+		if wanted(name) {
+			out[name] = data
+		}
+	}
+	return nil
+}
+
+func stripTop(name string) string {
+	if i := strings.IndexByte(name, '/'); i >= 0 {
+		return name[i+1:]
+	}
+	return ""
+}

@@ -1,0 +1,435 @@
+package snapshot
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+
+	"github.com/lvms-rebase/lvms-rebase/rebase/era"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files under testdata/golden")
+
+const commit = "0123456789abcdef0123456789abcdef01234567"
+
+// entry is one tar member for tarball fixtures.
+type entry struct {
+	name     string
+	typeflag byte
+	data     []byte
+	linkname string
+}
+
+func treeEntries(t testing.TB, tree, prefix string) []entry {
+	t.Helper()
+	root := filepath.Join("testdata", "trees", tree)
+	var out []entry
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() {
+			if rel != "." {
+				out = append(out, entry{name: prefix + rel + "/", typeflag: tar.TypeDir})
+			}
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		out = append(out, entry{name: prefix + rel, typeflag: tar.TypeReg, data: data})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func tarball(t testing.TB, gz bool, entries []entry) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	var w io.Writer = &buf
+	var zw *gzip.Writer
+	if gz {
+		zw = gzip.NewWriter(&buf)
+		w = zw
+	}
+	tw := tar.NewWriter(w)
+	// GitHub archives start with a pax global header carrying the commit.
+	if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeXGlobalHeader, Name: "pax_global_header", PAXRecords: map[string]string{"comment": commit}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		h := &tar.Header{Name: e.name, Typeflag: e.typeflag, Mode: 0o644, Size: int64(len(e.data)), Linkname: e.linkname}
+		if e.typeflag != tar.TypeReg {
+			h.Size = 0
+		}
+		if err := tw.WriteHeader(h); err != nil {
+			t.Fatal(err)
+		}
+		if e.typeflag == tar.TypeReg {
+			if _, err := tw.Write(e.data); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if zw != nil {
+		if err := zw.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return buf.Bytes()
+}
+
+func bytesFetch(data []byte, gotURL *string) FetchFunc {
+	return func(_ context.Context, url string) (io.ReadCloser, error) {
+		*gotURL = url
+		return io.NopCloser(bytes.NewReader(data)), nil
+	}
+}
+
+func TestLoadSources(t *testing.T) {
+	want := "assets/csi_controller_deployment.yaml assets/csi_controller_deployment_pdb.yaml assets/rbac/webhook_clusterrole.yaml " +
+		"assets/rbac/webhook_clusterrolebinding.yaml assets/serviceaccount.yaml assets/volumegroupsnapshotclasses.yaml assets/volumesnapshotclasses.yaml assets/volumesnapshotcontents.yaml assets/volumesnapshots.yaml " +
+		"assets/webhook_config.yaml assets/webhook_deployment.yaml assets/webhook_service.yaml assets/webhook_serviceaccount.yaml " +
+		"manifests/05_operand_rbac.yaml"
+	top := "cluster-csi-snapshot-controller-operator-" + commit + "/"
+	dirTar := filepath.Join(t.TempDir(), "ops.tar")
+	if err := os.WriteFile(dirTar, tarball(t, false, treeEntries(t, "release-4.17", "./")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gzTar := filepath.Join(t.TempDir(), "ops.tar.gz")
+	if err := os.WriteFile(gzTar, tarball(t, true, treeEntries(t, "release-4.17", top)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, source, wantURL string
+		fetched               []byte
+	}{
+		{name: "directory", source: filepath.Join("testdata", "trees", "release-4.17")},
+		{name: "plain tarball with ./ names", source: dirTar},
+		{name: "gzipped tarball with top dir", source: gzTar},
+		{name: "default URL", source: "", fetched: tarball(t, true, treeEntries(t, "release-4.17", top)),
+			wantURL: "https://github.com/openshift/cluster-csi-snapshot-controller-operator/archive/" + commit + ".tar.gz"},
+		{name: "URL template", source: "http://127.0.0.1:1/github.com/openshift/cluster-csi-snapshot-controller-operator/archive/{commit}.tar.gz",
+			fetched: tarball(t, true, treeEntries(t, "release-4.17", top)),
+			wantURL: "http://127.0.0.1:1/github.com/openshift/cluster-csi-snapshot-controller-operator/archive/" + commit + ".tar.gz"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var got string
+			a, err := Load(context.Background(), tc.source, commit, bytesFetch(tc.fetched, &got))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p := strings.Join(a.Paths(), " "); p != want {
+				t.Errorf("paths:\n got %s\nwant %s", p, want)
+			}
+			if got != tc.wantURL {
+				t.Errorf("fetched %q, want %q", got, tc.wantURL)
+			}
+			if a.Commit != commit {
+				t.Errorf("commit %q", a.Commit)
+			}
+			if tc.wantURL != "" && a.Source != tc.wantURL {
+				t.Errorf("source %q, want %q", a.Source, tc.wantURL)
+			}
+		})
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	top := "cluster-csi-snapshot-controller-operator-" + commit + "/"
+	good := treeEntries(t, "release-4.17", top)
+	without := func(name string) []entry {
+		var out []entry
+		for _, e := range good {
+			if !strings.HasSuffix(e.name, name) {
+				out = append(out, e)
+			}
+		}
+		return out
+	}
+	tests := []struct {
+		name    string
+		source  string
+		commit  string
+		data    []byte
+		fetchEr error
+		want    []string
+	}{
+		{name: "bad commit", commit: "main", want: []string{`commit "main": expected a 7-64 character hex commit id`}},
+		{name: "traversal", data: tarball(t, true, append(good, entry{name: top + "../evil", typeflag: tar.TypeReg, data: []byte("x")})),
+			want: []string{`tar entry "` + top + `../evil": path escapes the archive`, commit}},
+		{name: "oversized file", data: tarball(t, false, append(good, entry{name: top + "assets/huge.yaml", typeflag: tar.TypeReg, data: make([]byte, MaxFileBytes+1)})),
+			want: []string{"assets/huge.yaml", "exceeds the 2097152-byte limit"}},
+		{name: "missing deployment and rbac", data: tarball(t, true, without("csi_controller_deployment.yaml")[:3]),
+			want: []string{"missing assets/csi_controller_deployment.yaml, manifests/05_operand_rbac.yaml", commit}},
+		{name: "symlink is not followed", data: tarball(t, true, append(without("05_operand_rbac.yaml"),
+			entry{name: top + "manifests/05_operand_rbac.yaml", typeflag: tar.TypeSymlink, linkname: "/etc/passwd"})),
+			want: []string{"missing manifests/05_operand_rbac.yaml"}},
+		{name: "not a tarball", data: []byte("<html>rate limited</html>"), want: []string{"reading tarball"}},
+		{name: "fetch fails", fetchEr: errors.New("HTTP 404"), want: []string{"fetching https://github.com/openshift/cluster-csi-snapshot-controller-operator/archive/" + commit + ".tar.gz: HTTP 404"}},
+		{name: "missing local source", source: filepath.Join("testdata", "nope"), want: []string{"testdata/nope", "expected a URL with {commit}, a directory or a tarball"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := tc.commit
+			if c == "" {
+				c = commit
+			}
+			fetch := func(_ context.Context, url string) (io.ReadCloser, error) {
+				if tc.fetchEr != nil {
+					return nil, tc.fetchEr
+				}
+				return io.NopCloser(bytes.NewReader(tc.data)), nil
+			}
+			_, err := Load(context.Background(), tc.source, c, fetch)
+			if err == nil {
+				t.Fatal("Load succeeded")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not contain %q", err, w)
+				}
+			}
+		})
+	}
+	if _, err := Load(context.Background(), "", commit, nil); err == nil || !strings.Contains(err.Error(), "no fetch function") {
+		t.Errorf("nil fetch: %v", err)
+	}
+}
+
+func loadTree(t testing.TB, tree string) *Assets {
+	t.Helper()
+	a, err := Load(context.Background(), filepath.Join("testdata", "trees", tree), commit, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+func renderResult(t testing.TB, r *Result) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	fmt.Fprintf(&buf, "# commit %s; skipped: %s\n", r.Commit, strings.Join(r.Skipped, ", "))
+	for _, o := range r.Objects {
+		data, err := yaml.Marshal(o.Object.Object)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&buf, "---\n# %s (from %s)\n", o.File, o.Source)
+		buf.Write(data)
+	}
+	return buf.Bytes()
+}
+
+func TestTranslateGolden(t *testing.T) {
+	for _, tree := range []string{"release-4.17", "main"} {
+		for _, e := range era.Table {
+			name := e.Name + "-" + tree
+			t.Run(name, func(t *testing.T) {
+				r, err := Translate(loadTree(t, tree), e)
+				if err != nil {
+					t.Fatal(err)
+				}
+				checkResult(t, r, e)
+				got := renderResult(t, r)
+				path := filepath.Join("testdata", "golden", name+".yaml")
+				if *update {
+					if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+						t.Fatal(err)
+					}
+					if err := os.WriteFile(path, got, 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+				want, err := os.ReadFile(path)
+				if err != nil {
+					t.Fatalf("%v (run go test -update)", err)
+				}
+				if !bytes.Equal(got, want) {
+					t.Errorf("%s differs (run go test -update and review):\n%s", path, got)
+				}
+			})
+		}
+	}
+}
+
+// checkResult asserts MicroShift's transformations hold on every output.
+func checkResult(t *testing.T, r *Result, e era.Era) {
+	t.Helper()
+	var files []string
+	for _, o := range r.Objects {
+		files = append(files, o.File)
+		obj := o.Object.Object
+		data, _ := yaml.Marshal(obj)
+		if strings.Contains(string(data), "${") || strings.Contains(string(data), "openshift-cluster-storage-operator\n") && o.Object.GetKind() != "Deployment" {
+			t.Errorf("%s keeps an upstream placeholder or namespace:\n%s", o.File, data)
+		}
+		if ns := o.Object.GetNamespace(); ns != "" && ns != e.SnapshotNamespace {
+			t.Errorf("%s namespace %s", o.File, ns)
+		}
+		if subs, ok := obj["subjects"].([]interface{}); ok {
+			for _, s := range subs {
+				if ns := s.(map[string]interface{})["namespace"]; ns != e.SnapshotNamespace {
+					t.Errorf("%s subject namespace %v", o.File, ns)
+				}
+			}
+		}
+		if o.Object.GetKind() != "Deployment" {
+			continue
+		}
+		if _, found, _ := unstructured.NestedFieldNoCopy(obj, "spec", "template", "spec", "priorityClassName"); found {
+			t.Errorf("%s keeps priorityClassName", o.File)
+		}
+		containers, _, _ := unstructured.NestedSlice(obj, "spec", "template", "spec", "containers")
+		for _, c := range containers {
+			cm := c.(map[string]interface{})
+			if _, found, _ := unstructured.NestedFieldNoCopy(cm, "securityContext", "seccompProfile"); found {
+				t.Errorf("%s container keeps seccompProfile", o.File)
+			}
+			if u, _, _ := unstructured.NestedInt64(cm, "securityContext", "runAsUser"); u != 65534 {
+				t.Errorf("%s runAsUser %d", o.File, u)
+			}
+			img := cm["image"].(string)
+			args, _, _ := unstructured.NestedStringSlice(cm, "args")
+			switch o.File {
+			case "csi_controller_deployment.yaml":
+				if img != "{{ .ReleaseImage.csi_snapshot_controller }}" {
+					t.Errorf("controller image %q", img)
+				}
+				var le []string
+				for _, a := range args {
+					if strings.HasPrefix(a, "--leader-election") {
+						le = append(le, a)
+					}
+				}
+				if strings.Join(le, " ") != "--leader-election=false" || args[0] != "--v=2" {
+					t.Errorf("controller args %v", args)
+				}
+			case "webhook_deployment.yaml":
+				if img != "{{ .ReleaseImage.csi_snapshot_validation_webhook }}" {
+					t.Errorf("webhook image %q", img)
+				}
+			}
+		}
+	}
+	sort.Strings(files)
+	want := []string{"clusterrole.yaml", "clusterrolebinding.yaml", "csi_controller_deployment.yaml", "role.yaml", "rolebinding.yaml",
+		"serviceaccount.yaml", "volumesnapshotclasses.yaml", "volumesnapshotcontents.yaml", "volumesnapshots.yaml"}
+	if e.SnapshotWebhook {
+		want = append(want, "webhook_clusterrole.yaml", "webhook_clusterrolebinding.yaml", "webhook_config.yaml", "webhook_deployment.yaml",
+			"webhook_service.yaml", "webhook_serviceaccount.yaml")
+		sort.Strings(want)
+	}
+	if strings.Join(files, " ") != strings.Join(want, " ") {
+		t.Errorf("files:\n got %v\nwant %v", files, want)
+	}
+	if !e.SnapshotWebhook && len(r.Skipped) != 6 {
+		t.Errorf("skipped %v", r.Skipped)
+	}
+}
+
+func TestTranslateErrors(t *testing.T) {
+	e, err := era.For("4.17")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		edit func(a *Assets)
+		want []string
+	}{
+		{"new upstream placeholder", func(a *Assets) {
+			a.Files["assets/serviceaccount.yaml"] = []byte("apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: x\n  namespace: ${CONTROLPLANE_NAMESPACE}\n  labels:\n    v: ${NEW_THING}\n")
+		}, []string{"assets/serviceaccount.yaml: placeholders ${NEW_THING} left after patching", commit}},
+		{"unknown kind in split file", func(a *Assets) {
+			a.Files["manifests/05_operand_rbac.yaml"] = append(a.Files["manifests/05_operand_rbac.yaml"], []byte("\n---\nkind: Secret\napiVersion: v1\nmetadata: {name: s}\n")...)
+		}, []string{`manifests/05_operand_rbac.yaml: kind "Secret" has no file in patches split`}},
+		{"webhook file missing", func(a *Assets) { delete(a.Files, "assets/webhook_config.yaml") }, []string{"missing assets/webhook_config.yaml", commit}},
+		{"two objects in a single-object file", func(a *Assets) {
+			a.Files["assets/serviceaccount.yaml"] = []byte("kind: A\n---\nkind: B\n")
+		}, []string{"assets/serviceaccount.yaml holds 2 objects, expected 1"}},
+		{"document without kind", func(a *Assets) { a.Files["assets/serviceaccount.yaml"] = []byte("apiVersion: v1\n") }, []string{"decoding assets/serviceaccount.yaml: document 1 has no kind"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			a := loadTree(t, "release-4.17")
+			tc.edit(a)
+			_, err := Translate(a, e)
+			if err == nil {
+				t.Fatal("Translate succeeded")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not contain %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestParsePatchesErrors(t *testing.T) {
+	tests := []struct{ name, doc, want string }{
+		{"unknown op", "patchSets: {a: [{op: move, path: [x]}]}\nfiles: []\n", `patchSets.a[0]: unknown op "move"`},
+		{"no path", "patchSets: {a: [{op: set}]}\nfiles: []\n", "patchSets.a[0] (set): path is empty"},
+		{"unknown set", "patchSets: {}\nfiles: [{source: s, output: o, patches: [nope]}]\n", `files[0] (s): unknown patch set "nope"`},
+		{"output and split", "files: [{source: s, output: o, split: {A: a}}]\n", "files[0] (s): expected a source and exactly one of output or split"},
+		{"duplicate output", "files: [{source: s, output: o}, {source: t, output: o}]\n", "files[1] (t): output o already produced by s"},
+		{"unknown field", "files: [{source: s, output: o, patch: [x]}]\n", "decoding snapshot patches"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParsePatches([]byte(tc.doc))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestPatchesAreData checks a behaviour change needs only a data edit: a different patch
+// document changes the output without code.
+func TestPatchesAreData(t *testing.T) {
+	p, err := ParsePatches([]byte(`
+patchSets:
+  ns: [{op: set, path: [metadata, namespace], value: "@namespace@-x"}]
+  label: [{op: set, path: [metadata, labels, added], value: "yes", create: true}]
+files:
+- {source: assets/serviceaccount.yaml, output: sa.yaml, patches: [ns, label]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, _ := era.For("4.18")
+	r, err := TranslateWith(loadTree(t, "main"), e, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Objects) != 1 || r.Objects[0].File != "sa.yaml" || r.Objects[0].Object.GetNamespace() != "kube-system-x" ||
+		r.Objects[0].Object.GetLabels()["added"] != "yes" {
+		t.Errorf("unexpected result %+v", r.Objects)
+	}
+}
