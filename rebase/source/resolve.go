@@ -2,7 +2,6 @@ package source
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -15,7 +14,9 @@ import (
 	"github.com/Masterminds/semver/v3"
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"sigs.k8s.io/yaml"
+
+	"github.com/lvms-rebase/lvms-rebase/rebase/bundle"
+	"github.com/lvms-rebase/lvms-rebase/rebase/payload"
 )
 
 // ListTags lists a repository's tags (every page), from the cache's record when offline.
@@ -442,8 +443,8 @@ func (s *Source) resolvePayload(ctx context.Context, arch, ref, ocp string) (*Pa
 }
 
 type relatedImage struct {
-	Name  string `json:"name"`
-	Image string `json:"image"`
+	Name  string
+	Image string
 }
 
 type csvInfo struct {
@@ -452,57 +453,28 @@ type csvInfo struct {
 	related []relatedImage
 }
 
-// readCSV finds the ClusterServiceVersion among dir/manifests by kind.
-// TODO(H3): switch to rebase/bundle.Load once it lands; this decoder reads two fields only.
+// readCSV loads the unpacked bundle with rebase/bundle (the CSV is found by kind).
 func readCSV(dir string) (*csvInfo, error) {
-	entries, err := os.ReadDir(filepath.Join(dir, "manifests"))
+	b, err := bundle.Load(dir)
 	if err != nil {
-		return nil, fmt.Errorf("reading manifests/: %w", err)
+		return nil, err
 	}
-	for _, e := range entries {
-		n := e.Name()
-		if e.IsDir() || strings.HasPrefix(n, ".") {
-			continue
-		}
-		if ext := filepath.Ext(n); ext != ".yaml" && ext != ".yml" && ext != ".json" {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join(dir, "manifests", n))
-		if err != nil {
-			return nil, err
-		}
-		var doc struct {
-			Kind string `json:"kind"`
-			Spec struct {
-				Version       string         `json:"version"`
-				RelatedImages []relatedImage `json:"relatedImages"`
-			} `json:"spec"`
-		}
-		if err := yaml.Unmarshal(b, &doc); err != nil {
-			return nil, fmt.Errorf("decoding manifests/%s: %w", n, err)
-		}
-		if doc.Kind == "ClusterServiceVersion" {
-			return &csvInfo{file: "manifests/" + n, version: doc.Spec.Version, related: doc.Spec.RelatedImages}, nil
-		}
+	info := &csvInfo{file: b.CSVFile, version: b.Version}
+	for _, ri := range b.CSV.Spec.RelatedImages {
+		info.related = append(info.related, relatedImage{Name: ri.Name, Image: ri.Image})
 	}
-	return nil, errors.New("no ClusterServiceVersion in manifests/")
+	return info, nil
 }
 
-// readReleaseVersion reads release-metadata's version.
+// readReleaseVersion reads release-metadata's version with rebase/payload's decoder.
 func readReleaseVersion(path string) (string, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return "", err
 	}
-	var md struct {
-		Kind    string `json:"kind"`
-		Version string `json:"version"`
-	}
-	if err := json.Unmarshal(b, &md); err != nil {
-		return "", fmt.Errorf("decoding %s: %w", ReleaseMetadataFile, err)
-	}
-	if md.Version == "" {
-		return "", fmt.Errorf("%s has no version", ReleaseMetadataFile)
+	md, err := payload.ParseMetadata(b)
+	if err != nil {
+		return "", err
 	}
 	return md.Version, nil
 }

@@ -639,7 +639,7 @@ func TestOCILayout(t *testing.T) {
 	}
 	img := image(t, "amd64", tarLayer(t, map[string]string{
 		"manifests/csv.yaml":        csvYAML("4.18.7", nil),
-		"metadata/annotations.yaml": "annotations: {}\n",
+		"metadata/annotations.yaml": "annotations:\n  operators.operatorframework.io.bundle.package.v1: lvms-operator\n",
 	}))
 	if err := p.AppendImage(img, layout.WithAnnotations(map[string]string{"org.opencontainers.image.ref.name": "v4.18.7"})); err != nil {
 		t.Fatal(err)

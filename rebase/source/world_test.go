@@ -48,6 +48,19 @@ metadata:
   namespace: placeholder
 spec:
   version: %s
+  install:
+    strategy: deployment
+    spec:
+      deployments:
+      - name: lvms-operator
+        spec:
+          selector: {matchLabels: {app.kubernetes.io/name: lvms-operator}}
+          template:
+            metadata: {labels: {app.kubernetes.io/name: lvms-operator}}
+            spec:
+              containers:
+              - name: manager
+                image: registry.redhat.io/lvms4/lvms-rhel9-operator@sha256:0000000000000000000000000000000000000000000000000000000000000000
   relatedImages:
 `, version, version)
 	for _, n := range []string{"lvms-operator", "lvms-must-gather"} {
