@@ -234,12 +234,12 @@ func renderResult(t testing.TB, r *Result) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	fmt.Fprintf(&buf, "# commit %s; skipped: %s\n", r.Commit, strings.Join(r.Skipped, ", "))
-	for _, o := range r.Objects {
-		data, err := yaml.Marshal(o.Object.Object)
+	for i, o := range r.Objects {
+		data, err := yaml.Marshal(o.Object)
 		if err != nil {
 			t.Fatal(err)
 		}
-		fmt.Fprintf(&buf, "---\n# %s (from %s)\n", o.File, o.Source)
+		fmt.Fprintf(&buf, "---\n# %s (from %s)\n", r.Origins[i].File, r.Origins[i].Source)
 		buf.Write(data)
 	}
 	return buf.Bytes()
@@ -281,7 +281,14 @@ func TestTranslateGolden(t *testing.T) {
 func checkResult(t *testing.T, r *Result, e era.Era) {
 	t.Helper()
 	var files []string
-	for _, o := range r.Objects {
+	if len(r.Origins) != len(r.Objects) {
+		t.Fatalf("%d origins for %d objects", len(r.Origins), len(r.Objects))
+	}
+	for i, u := range r.Objects {
+		o := struct {
+			File   string
+			Object *unstructured.Unstructured
+		}{r.Origins[i].File, u}
 		files = append(files, o.File)
 		obj := o.Object.Object
 		data, _ := yaml.Marshal(obj)
@@ -428,8 +435,8 @@ files:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(r.Objects) != 1 || r.Objects[0].File != "sa.yaml" || r.Objects[0].Object.GetNamespace() != "kube-system-x" ||
-		r.Objects[0].Object.GetLabels()["added"] != "yes" {
+	if len(r.Objects) != 1 || r.Origins[0].File != "sa.yaml" || r.Objects[0].GetNamespace() != "kube-system-x" ||
+		r.Objects[0].GetLabels()["added"] != "yes" {
 		t.Errorf("unexpected result %+v", r.Objects)
 	}
 }

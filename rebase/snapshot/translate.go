@@ -105,13 +105,12 @@ func ParsePatches(data []byte) (*Patches, error) {
 	return &p, nil
 }
 
-// Object is one MicroShift file's object.
-type Object struct {
+// Origin says where an output object comes from and which MicroShift file it is.
+type Origin struct {
 	// File is the MicroShift file name under assets/components/csi-snapshot-controller/.
 	File string
 	// Source is the operator file it came from.
 	Source string
-	Object *unstructured.Unstructured
 }
 
 // Result is the translated snapshot assets.
@@ -119,7 +118,9 @@ type Result struct {
 	// Commit is the operator commit the assets came from.
 	Commit string
 	// Objects in patches.yaml file order (split sources in document order).
-	Objects []Object
+	Objects []*unstructured.Unstructured
+	// Origins[i] describes Objects[i].
+	Origins []Origin
 	// Skipped lists webhook sources left out because the era does not ship the webhook.
 	Skipped []string
 }
@@ -186,7 +187,8 @@ func TranslateWith(a *Assets, e era.Era, p *Patches) (*Result, error) {
 				return nil, fmt.Errorf("snapshot assets %s (commit %s): %s: placeholders %s left after patching (add a patch in patches.yaml)",
 					a.Source, a.Commit, rule.Source, strings.Join(left, ", "))
 			}
-			res.Objects = append(res.Objects, Object{File: file, Source: rule.Source, Object: &unstructured.Unstructured{Object: doc}})
+			res.Objects = append(res.Objects, &unstructured.Unstructured{Object: doc})
+			res.Origins = append(res.Origins, Origin{File: file, Source: rule.Source})
 		}
 	}
 	return res, nil
