@@ -1,0 +1,284 @@
+package applier
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path"
+	"regexp"
+	"slices"
+	"strings"
+	"text/template"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/yaml"
+)
+
+// Asset directories under assets/, as the rebase writes them.
+const (
+	StorageDir  = "components/lvms"
+	SnapshotDir = "components/csi-snapshot-controller"
+	ReleaseDir  = "release"
+)
+
+// component tells which gate an object belongs to.
+type component int
+
+const (
+	compStorage component = iota
+	compSnapshot
+	compSnapshotController
+	compSnapshotWebhook
+)
+
+// skippedFiles are shipped files the applier must not apply, with the reason.
+var skippedFiles = map[string]string{
+	// The operator's aggregate manifest duplicates clusterrole.yaml and clusterrolebinding.yaml,
+	// and its leader-election Role is unused: the controller runs with --leader-election=false.
+	SnapshotDir + "/05_operand_rbac.yaml": "aggregate of the split RBAC files",
+}
+
+// snapshotWebhookObjects are the snapshot validation webhook's objects (4.14–4.17). They are
+// applied only when the webhook is requested and deleted otherwise, as 4.18 does.
+var snapshotWebhookObjects = []ObjectRef{
+	{Group: "admissionregistration.k8s.io", Version: "v1", Kind: "ValidatingWebhookConfiguration", Name: "snapshot.storage.k8s.io"},
+	{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "kube-system", Name: "csi-snapshot-webhook"},
+	{Version: "v1", Kind: "Service", Namespace: "kube-system", Name: "csi-snapshot-webhook"},
+	{Version: "v1", Kind: "ServiceAccount", Namespace: "kube-system", Name: "csi-snapshot-webhook"},
+	{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "ClusterRole", Name: "csi-snapshot-webhook-clusterrole"},
+	{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "ClusterRoleBinding", Name: "csi-snapshot-webhook-clusterrolebinding"},
+}
+
+// applyOrder is the order of kinds after the CRDs (which always go first and are waited for):
+// namespace, identities, RBAC, configuration, services, workloads, webhooks, classes, and the
+// LVMCluster last so the operator that validates it already exists. A kind not listed is an
+// error, so a new kind in the assets gets a deliberate place.
+var applyOrder = []string{
+	"CustomResourceDefinition",
+	"Namespace",
+	"ServiceAccount",
+	"ClusterRole",
+	"Role",
+	"ClusterRoleBinding",
+	"RoleBinding",
+	"SecurityContextConstraints",
+	"ConfigMap",
+	"Service",
+	"Deployment",
+	"DaemonSet",
+	"ValidatingWebhookConfiguration",
+	"MutatingWebhookConfiguration",
+	"CSIDriver",
+	"StorageClass",
+	"VolumeSnapshotClass",
+	"LVMCluster",
+}
+
+// createOnlyKinds are created when absent and never updated: the LVMCluster belongs to the
+// administrator once it exists.
+var createOnlyKinds = []string{"LVMCluster"}
+
+// object is one decoded asset document.
+type object struct {
+	file string
+	comp component
+	obj  *unstructured.Unstructured
+}
+
+func (o object) ref() ObjectRef { return refOf(o.obj) }
+
+func refOf(u *unstructured.Unstructured) ObjectRef {
+	gvk := u.GroupVersionKind()
+	return ObjectRef{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind, Namespace: u.GetNamespace(), Name: u.GetName()}
+}
+
+// rawFile is one asset file before rendering.
+type rawFile struct {
+	path string
+	comp component
+	data []byte
+}
+
+// readAssets lists the YAML files of both components in name order.
+func readAssets(fsys fs.FS) ([]rawFile, error) {
+	var files []rawFile
+	for _, d := range []struct {
+		dir  string
+		comp component
+	}{{SnapshotDir, compSnapshot}, {StorageDir, compStorage}} {
+		entries, err := fs.ReadDir(fsys, d.dir)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading assets %s: %w", d.dir, err)
+		}
+		for _, e := range entries {
+			p := path.Join(d.dir, e.Name())
+			if e.IsDir() || !(strings.HasSuffix(p, ".yaml") || strings.HasSuffix(p, ".yml")) {
+				continue
+			}
+			if _, skip := skippedFiles[p]; skip {
+				continue
+			}
+			data, err := fs.ReadFile(fsys, p)
+			if err != nil {
+				return nil, fmt.Errorf("reading asset %s: %w", p, err)
+			}
+			files = append(files, rawFile{path: p, comp: d.comp, data: data})
+		}
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("assets: no YAML files under %s or %s", StorageDir, SnapshotDir)
+	}
+	return files, nil
+}
+
+// peek decodes unrendered files (placeholders are quoted, so each file is valid YAML) to learn
+// which objects the assets ship before any configuration is read.
+func peek(files []rawFile) ([]ObjectRef, error) {
+	var refs []ObjectRef
+	for _, f := range files {
+		docs, err := decodeDocs(f.path, f.data)
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range docs {
+			refs = append(refs, refOf(d))
+		}
+	}
+	return refs, nil
+}
+
+// decodeDocs splits a possibly multi-document file into objects; empty documents are skipped.
+func decodeDocs(name string, data []byte) ([]*unstructured.Unstructured, error) {
+	var out []*unstructured.Unstructured
+	r := utilyaml.NewYAMLReader(bufioReader(data))
+	for i := 0; ; i++ {
+		doc, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("asset %s document %d: %w", name, i, err)
+		}
+		if len(bytes.TrimSpace(stripComments(doc))) == 0 {
+			continue
+		}
+		m := map[string]any{}
+		if err := yaml.Unmarshal(doc, &m); err != nil {
+			return nil, fmt.Errorf("asset %s document %d: %w", name, i, err)
+		}
+		u := &unstructured.Unstructured{Object: m}
+		if u.GetKind() == "" || u.GetAPIVersion() == "" || u.GetName() == "" {
+			return nil, fmt.Errorf("asset %s document %d: expected apiVersion, kind and metadata.name", name, i)
+		}
+		out = append(out, u)
+	}
+	return out, nil
+}
+
+var missingKeyRE = regexp.MustCompile(`map has no entry for key "([^"]*)"`)
+
+// render executes one asset as a Go template with missingkey=error; a missing key names the file
+// and the key so a stale release JSON is obvious.
+func render(name string, data []byte, params map[string]any) ([]byte, error) {
+	t, err := template.New(name).Option("missingkey=error").Funcs(template.FuncMap{
+		"Dir":       path.Dir,
+		"Sha256sum": Sha256sum,
+	}).Parse(string(data))
+	if err != nil {
+		return nil, fmt.Errorf("parsing template %s: %w", name, err)
+	}
+	var buf bytes.Buffer
+	if err := t.Execute(&buf, params); err != nil {
+		if m := missingKeyRE.FindStringSubmatch(err.Error()); m != nil {
+			return nil, fmt.Errorf("rendering %s: missing key %q (is it in the release JSON?): %w", name, m[1], err)
+		}
+		return nil, fmt.Errorf("rendering %s: %w", name, err)
+	}
+	return buf.Bytes(), nil
+}
+
+var typedScheme = func() *runtime.Scheme {
+	s := runtime.NewScheme()
+	if err := scheme.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	if err := apiextensionsv1.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	return s
+}()
+
+// sanitize round-trips objects of built-in kinds through their Go types, which drops fields the
+// API does not have (the CSV-derived assets carry a Deployment `label:` map and
+// `roleRef.namespace`). Applying and comparing the typed form means the live object can be
+// compared with what was sent.
+func sanitize(u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	gvk := u.GroupVersionKind()
+	typed, err := typedScheme.New(gvk)
+	if err != nil {
+		return u, nil // custom resource: applied as written
+	}
+	raw, err := json.Marshal(u.Object)
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(raw, typed); err != nil {
+		return nil, fmt.Errorf("decoding %s as %s: %w", refOf(u), gvk, err)
+	}
+	if raw, err = json.Marshal(typed); err != nil {
+		return nil, err
+	}
+	m := map[string]any{}
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, err
+	}
+	delete(m, "status")
+	if md, ok := m["metadata"].(map[string]any); ok {
+		delete(md, "creationTimestamp")
+	}
+	out := &unstructured.Unstructured{Object: m}
+	out.SetGroupVersionKind(gvk)
+	return out, nil
+}
+
+func kindRank(kind string) int { return slices.Index(applyOrder, kind) }
+
+// readImages reads images of one arch from release/release-<arch>.json, turning dashes in keys
+// into underscores as MicroShift's release package does for templates.
+func readImages(fsys fs.FS, arch string) (map[string]string, error) {
+	p := path.Join(ReleaseDir, "release-"+arch+".json")
+	data, err := fs.ReadFile(fsys, p)
+	if err != nil {
+		return nil, fmt.Errorf("reading release images for %s: %w", arch, err)
+	}
+	var rel struct {
+		Images map[string]string `json:"images"`
+	}
+	if err := json.Unmarshal(data, &rel); err != nil {
+		return nil, fmt.Errorf("decoding %s: %w", p, err)
+	}
+	out := make(map[string]string, len(rel.Images))
+	for k, v := range rel.Images {
+		out[strings.ReplaceAll(k, "-", "_")] = v
+	}
+	return out, nil
+}
+
+// gvkOf is a small helper for the declared object lists.
+func (r ObjectRef) gvk() schema.GroupVersionKind {
+	return schema.GroupVersionKind{Group: r.Group, Version: r.Version, Kind: r.Kind}
+}
+
+func bufioReader(b []byte) *bufio.Reader { return bufio.NewReader(bytes.NewReader(b)) }

@@ -1,0 +1,450 @@
+package applier
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"reflect"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/restmapper"
+)
+
+// kube is one connection to the API server for the duration of an Apply.
+type kube struct {
+	o      Options
+	log    *slog.Logger
+	dyn    dynamic.Interface
+	mapper *restmapper.DeferredDiscoveryRESTMapper
+	// crdKinds are the kinds served by CRDs applied in this run.
+	crdKinds map[schema.GroupKind]bool
+}
+
+// connect builds the clients and waits, with exponential backoff, until the API server answers
+// or ctx ends: on boot MicroShift starts the applier while kube-apiserver is still coming up.
+func connect(ctx context.Context, o Options) (*kube, error) {
+	cfg := *o.RESTConfig
+	if cfg.UserAgent == "" {
+		cfg.UserAgent = FieldManager
+	}
+	disc, err := discovery.NewDiscoveryClientForConfig(&cfg)
+	if err != nil {
+		return nil, fmt.Errorf("creating discovery client for %s: %w", cfg.Host, err)
+	}
+	dyn, err := dynamic.NewForConfig(&cfg)
+	if err != nil {
+		return nil, fmt.Errorf("creating dynamic client for %s: %w", cfg.Host, err)
+	}
+	delay := 100 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		_, err := disc.ServerVersion()
+		if err == nil {
+			break
+		}
+		o.Logger.Info("API server not reachable yet, retrying", "host", cfg.Host, "attempt", attempt, "retryIn", delay, "error", err)
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("API server %s not reachable after %d attempts: %w (last error: %w)", cfg.Host, attempt, ctx.Err(), err)
+		case <-time.After(delay):
+		}
+		delay = min(delay*2, 5*time.Second)
+	}
+	return &kube{
+		o:      o,
+		log:    o.Logger,
+		dyn:    dyn,
+		mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc)),
+	}, nil
+}
+
+func (k *kube) run(ctx context.Context, pl *plan, res *Result) error {
+	var crds, rest []object
+	for _, ob := range pl.objects {
+		if ob.obj.GetKind() == "CustomResourceDefinition" {
+			crds = append(crds, ob)
+		} else {
+			rest = append(rest, ob)
+		}
+	}
+	for _, ob := range crds {
+		if err := k.apply(ctx, ob, res); err != nil {
+			return err
+		}
+	}
+	if err := k.waitEstablished(ctx, crds); err != nil {
+		return err
+	}
+	if err := k.deleteLegacy(ctx, pl.deletes, res); err != nil {
+		return err
+	}
+	for _, ob := range rest {
+		if err := k.apply(ctx, ob, res); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (k *kube) resource(ctx context.Context, gvk schema.GroupVersionKind, ns string, wait bool) (dynamic.ResourceInterface, bool, error) {
+	var mapping *meta.RESTMapping
+	err := k.poll(ctx, k.o.WaitTimeout, func() (bool, error) {
+		m, err := k.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+		if meta.IsNoMatchError(err) && wait {
+			k.mapper.Reset() // a CRD applied moments ago may not be in discovery yet
+			return false, nil
+		}
+		mapping = m
+		return true, err
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	if mapping.Scope.Name() == meta.RESTScopeNameRoot {
+		return k.dyn.Resource(mapping.Resource), false, nil
+	}
+	return k.dyn.Resource(mapping.Resource).Namespace(ns), true, nil
+}
+
+// apply creates or server-side applies one object, skipping it when the live object already
+// matches: an SSA of an unchanged object is still a PATCH, and a restart must not write.
+func (k *kube) apply(ctx context.Context, ob object, res *Result) error {
+	u := ob.obj.DeepCopy()
+	gvk := u.GroupVersionKind()
+	ri, namespaced, err := k.resource(ctx, gvk, u.GetNamespace(), k.providedByCRD(gvk))
+	if meta.IsNoMatchError(err) {
+		reason := fmt.Sprintf("API %s is not served by this cluster", gvk.GroupVersion())
+		k.log.Warn("skipping object", "object", refOf(u), "file", ob.file, "reason", reason)
+		res.Skipped = append(res.Skipped, Skip{Object: refOf(u), Reason: reason})
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("applying %s from %s: %w", refOf(u), ob.file, err)
+	}
+	if !namespaced {
+		u.SetNamespace("") // some CSV-derived assets put a namespace on cluster-scoped objects
+	}
+	ref := refOf(u)
+	live, err := ri.Get(ctx, u.GetName(), metav1.GetOptions{})
+	exists := err == nil
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("reading %s (from %s): %w", ref, ob.file, err)
+	}
+
+	if isCreateOnly(gvk.Kind) {
+		if exists {
+			res.Unchanged = append(res.Unchanged, ref)
+			return nil
+		}
+		if _, err := ri.Create(ctx, u, metav1.CreateOptions{FieldManager: FieldManager}); err != nil {
+			if apierrors.IsAlreadyExists(err) {
+				res.Unchanged = append(res.Unchanged, ref)
+				return nil
+			}
+			return fmt.Errorf("creating %s from %s: %w", ref, ob.file, err)
+		}
+		k.log.Info("created", "object", ref)
+		res.Created = append(res.Created, ref)
+		return nil
+	}
+
+	hash, err := objectHash(u)
+	if err != nil {
+		return fmt.Errorf("hashing %s: %w", ref, err)
+	}
+	ann := u.GetAnnotations()
+	if ann == nil {
+		ann = map[string]string{}
+	}
+	ann[AppliedHashAnnotation] = hash
+	u.SetAnnotations(ann)
+	if exists && live.GetAnnotations()[AppliedHashAnnotation] == hash && contains(live.Object, u.Object) {
+		res.Unchanged = append(res.Unchanged, ref)
+		return nil
+	}
+	if _, err := ri.Apply(ctx, u.GetName(), u, metav1.ApplyOptions{FieldManager: FieldManager, Force: true}); err != nil {
+		return fmt.Errorf("applying %s from %s: %w", ref, ob.file, err)
+	}
+	if exists {
+		k.log.Info("updated", "object", ref)
+		res.Updated = append(res.Updated, ref)
+	} else {
+		k.log.Info("created", "object", ref)
+		res.Created = append(res.Created, ref)
+	}
+	return nil
+}
+
+func isCreateOnly(kind string) bool {
+	for _, c := range createOnlyKinds {
+		if c == kind {
+			return true
+		}
+	}
+	return false
+}
+
+// providedByCRD reports whether gvk is not a built-in kind, so a missing mapping may just be
+// discovery lagging behind a CRD that was applied in this run.
+func (k *kube) providedByCRD(gvk schema.GroupVersionKind) bool {
+	_, err := typedScheme.New(gvk)
+	return err != nil && k.crdKinds[gvk.GroupKind()]
+}
+
+// objectHash is a stable digest of the object as it will be sent (encoding/json sorts map keys).
+func objectHash(u *unstructured.Unstructured) (string, error) {
+	b, err := json.Marshal(u.Object)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// contains reports whether every value in want is present and equal in live. Server defaults and
+// fields owned by others only ever add to live, so subset equality means an apply would change
+// nothing we own.
+func contains(live, want any) bool {
+	switch w := want.(type) {
+	case nil:
+		return true
+	case map[string]any:
+		if len(w) == 0 {
+			return true
+		}
+		l, ok := live.(map[string]any)
+		if !ok {
+			return false
+		}
+		for key, wv := range w {
+			lv, ok := l[key]
+			if !ok {
+				if isEmpty(wv) {
+					continue
+				}
+				return false
+			}
+			if !contains(lv, wv) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		l, ok := live.([]any)
+		if !ok {
+			return len(w) == 0 && live == nil
+		}
+		if len(l) != len(w) {
+			return false
+		}
+		for i := range w {
+			if !contains(l[i], w[i]) {
+				return false
+			}
+		}
+		return true
+	default:
+		if wf, ok := number(want); ok {
+			lf, ok := number(live)
+			return ok && lf == wf
+		}
+		return reflect.DeepEqual(live, want)
+	}
+}
+
+func isEmpty(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return true
+	case map[string]any:
+		return len(x) == 0
+	case []any:
+		return len(x) == 0
+	}
+	return false
+}
+
+func number(v any) (float64, bool) {
+	switch n := v.(type) {
+	case int64:
+		return float64(n), true
+	case int:
+		return float64(n), true
+	case int32:
+		return float64(n), true
+	case float64:
+		return n, true
+	case float32:
+		return float64(n), true
+	}
+	return 0, false
+}
+
+func (k *kube) waitEstablished(ctx context.Context, crds []object) error {
+	if len(crds) == 0 {
+		return nil
+	}
+	gvr := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+	k.crdKinds = map[schema.GroupKind]bool{}
+	for _, c := range crds {
+		group, _, _ := unstructured.NestedString(c.obj.Object, "spec", "group")
+		kind, _, _ := unstructured.NestedString(c.obj.Object, "spec", "names", "kind")
+		k.crdKinds[schema.GroupKind{Group: group, Kind: kind}] = true
+	}
+	for _, c := range crds {
+		name := c.obj.GetName()
+		var last string
+		err := k.poll(ctx, k.o.WaitTimeout, func() (bool, error) {
+			u, err := k.dyn.Resource(gvr).Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				last = err.Error()
+				return false, nil
+			}
+			conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+			for _, c := range conds {
+				m, _ := c.(map[string]any)
+				if m["type"] == "Established" && m["status"] == "True" {
+					return true, nil
+				}
+			}
+			last = "condition Established is not True"
+			return false, nil
+		})
+		if err != nil {
+			return fmt.Errorf("waiting for CRD %s to be established (%s): %w", name, last, err)
+		}
+	}
+	k.mapper.Reset()
+	return nil
+}
+
+// deleteLegacy removes objects of an older era and waits until they are gone, bounded by
+// DeleteTimeout. Absent objects and APIs cost one GET and no write.
+func (k *kube) deleteLegacy(ctx context.Context, refs []ObjectRef, res *Result) error {
+	type pending struct {
+		ref ObjectRef
+		ri  dynamic.ResourceInterface
+	}
+	var gone []pending
+	for _, ref := range refs {
+		ri, _, err := k.resource(ctx, ref.gvk(), ref.Namespace, false)
+		if meta.IsNoMatchError(err) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("deleting legacy %s: %w", ref, err)
+		}
+		if _, err := ri.Get(ctx, ref.Name, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+			continue
+		} else if err != nil {
+			return fmt.Errorf("reading legacy %s: %w", ref, err)
+		}
+		policy := metav1.DeletePropagationBackground
+		if err := ri.Delete(ctx, ref.Name, metav1.DeleteOptions{PropagationPolicy: &policy}); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("deleting legacy %s: %w", ref, err)
+		}
+		k.log.Info("deleted legacy object", "object", ref)
+		res.Deleted = append(res.Deleted, ref)
+		gone = append(gone, pending{ref, ri})
+	}
+	for _, p := range gone {
+		err := k.poll(ctx, k.o.DeleteTimeout, func() (bool, error) {
+			_, err := p.ri.Get(ctx, p.ref.Name, metav1.GetOptions{})
+			if apierrors.IsNotFound(err) {
+				return true, nil
+			}
+			return false, nil
+		})
+		if err != nil {
+			return fmt.Errorf("waiting for legacy %s to be deleted: %w", p.ref, err)
+		}
+	}
+	return nil
+}
+
+// waitReady waits until every workload exists and its rollout is complete.
+func (k *kube) waitReady(ctx context.Context, refs []ObjectRef) error {
+	ctx, cancel := context.WithTimeout(ctx, k.o.WaitTimeout)
+	defer cancel()
+	for _, ref := range refs {
+		var state string
+		err := k.poll(ctx, k.o.WaitTimeout, func() (bool, error) {
+			ri, _, err := k.resource(ctx, ref.gvk(), ref.Namespace, false)
+			if err != nil {
+				return false, err
+			}
+			u, err := ri.Get(ctx, ref.Name, metav1.GetOptions{})
+			if apierrors.IsNotFound(err) {
+				state = "not created yet"
+				return false, nil
+			}
+			if err != nil {
+				state = err.Error()
+				return false, nil
+			}
+			var ok bool
+			ok, state = rolloutComplete(u)
+			return ok, nil
+		})
+		if err != nil {
+			return fmt.Errorf("waiting for %s to be ready (%s): %w", ref, state, err)
+		}
+		k.log.Info("ready", "object", ref)
+	}
+	return nil
+}
+
+// rolloutComplete mirrors `kubectl rollout status` for Deployments and DaemonSets.
+func rolloutComplete(u *unstructured.Unstructured) (bool, string) {
+	gen := u.GetGeneration()
+	observed, _, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration")
+	if observed < gen {
+		return false, fmt.Sprintf("generation %d not observed yet (observed %d)", gen, observed)
+	}
+	st := func(f string) int64 { v, _, _ := unstructured.NestedInt64(u.Object, "status", f); return v }
+	switch u.GetKind() {
+	case "Deployment":
+		want, found, _ := unstructured.NestedInt64(u.Object, "spec", "replicas")
+		if !found {
+			want = 1
+		}
+		if st("updatedReplicas") < want || st("availableReplicas") < want {
+			return false, fmt.Sprintf("%d/%d updated, %d/%d available", st("updatedReplicas"), want, st("availableReplicas"), want)
+		}
+	case "DaemonSet":
+		want := st("desiredNumberScheduled")
+		if want == 0 || st("updatedNumberScheduled") < want || st("numberAvailable") < want {
+			return false, fmt.Sprintf("%d/%d updated, %d/%d available", st("updatedNumberScheduled"), want, st("numberAvailable"), want)
+		}
+	}
+	return true, "ready"
+}
+
+// poll calls f every PollInterval until it returns true, an error, or timeout/ctx ends.
+func (k *kube) poll(ctx context.Context, timeout time.Duration, f func() (bool, error)) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	t := time.NewTicker(k.o.PollInterval)
+	defer t.Stop()
+	for {
+		ok, err := f()
+		if err != nil || ok {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("timed out after %s: %w", timeout, ctx.Err())
+		case <-t.C:
+		}
+	}
+}

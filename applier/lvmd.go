@@ -1,0 +1,367 @@
+package applier
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+)
+
+// DefaultSocketName is lvmd's gRPC socket when the configuration does not name one.
+const DefaultSocketName = "/run/lvmd/lvmd.socket"
+
+// DefaultVolumeGroup is the volume group chosen when several exist and no lvmd file is given.
+const DefaultVolumeGroup = "microshift"
+
+// LvmdConfig is lvmd's configuration file (/etc/microshift/lvmd.yaml). Field names and the
+// absence of omitempty follow TopoLVM's lvmd types, so the canonical form matches what
+// MicroShift has always rendered into the ConfigMap.
+type LvmdConfig struct {
+	SocketName    string         `json:"socket-name"`
+	DeviceClasses []*DeviceClass `json:"device-classes"`
+}
+
+// DeviceClass maps a storage class's device-class to an LVM volume group.
+type DeviceClass struct {
+	Name            string          `json:"name"`
+	VolumeGroup     string          `json:"volume-group"`
+	Default         bool            `json:"default"`
+	SpareGB         *int64          `json:"spare-gb"`
+	Stripe          *int64          `json:"stripe"`
+	StripeSize      string          `json:"stripe-size"`
+	LVCreateOptions []string        `json:"lvcreate-options"`
+	Type            string          `json:"type"`
+	ThinPool        *ThinPoolConfig `json:"thin-pool"`
+}
+
+// ThinPoolConfig configures the thin pool of a device class of type thin.
+type ThinPoolConfig struct {
+	Name               string  `json:"name"`
+	OverprovisionRatio float64 `json:"overprovision-ratio"`
+}
+
+// Device class types accepted by lvmd; "" means thick.
+const (
+	TypeThick = "thick"
+	TypeThin  = "thin"
+)
+
+// ParseLvmd strictly decodes an lvmd configuration: unknown or duplicate fields and empty
+// documents are errors. It applies the socket default and validates the result. name is used in
+// error messages (usually the file path).
+func ParseLvmd(name string, data []byte) (*LvmdConfig, error) {
+	if len(bytes.TrimSpace(stripComments(data))) == 0 {
+		return nil, fmt.Errorf("lvmd config %s: file is empty; expected socket-name and device-classes", name)
+	}
+	var generic any
+	if err := yaml.Unmarshal(data, &generic); err != nil {
+		return nil, fmt.Errorf("lvmd config %s: %w", name, err)
+	}
+	if err := checkFields(generic); err != nil {
+		return nil, fmt.Errorf("lvmd config %s: %w", name, err)
+	}
+	cfg := &LvmdConfig{}
+	if err := yaml.UnmarshalStrict(data, cfg); err != nil {
+		return nil, fmt.Errorf("lvmd config %s: %w", name, err)
+	}
+	if cfg.SocketName == "" {
+		cfg.SocketName = DefaultSocketName
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("lvmd config %s: %w", name, err)
+	}
+	return cfg, nil
+}
+
+var (
+	lvmdFields        = []string{"socket-name", "device-classes"}
+	deviceClassFields = []string{"name", "volume-group", "default", "spare-gb", "stripe", "stripe-size", "lvcreate-options", "type", "thin-pool"}
+	thinPoolFields    = []string{"name", "overprovision-ratio"}
+)
+
+// checkFields reports the first unknown key by its full path (device-classes[1].colour), which
+// the JSON decoder's strict mode cannot do.
+func checkFields(doc any) error {
+	top, ok := doc.(map[string]any)
+	if !ok {
+		return fmt.Errorf("expected a mapping with socket-name and device-classes, got %T", doc)
+	}
+	if err := unknownKey("", top, lvmdFields); err != nil {
+		return err
+	}
+	classes, _ := top["device-classes"].([]any)
+	for i, c := range classes {
+		m, ok := c.(map[string]any)
+		if !ok {
+			continue // null and type errors are reported by the typed decode and Validate
+		}
+		prefix := fmt.Sprintf("device-classes[%d].", i)
+		if err := unknownKey(prefix, m, deviceClassFields); err != nil {
+			return err
+		}
+		if tp, ok := m["thin-pool"].(map[string]any); ok {
+			if err := unknownKey(prefix+"thin-pool.", tp, thinPoolFields); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func unknownKey(prefix string, m map[string]any, allowed []string) error {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		if !slices.Contains(allowed, k) {
+			return fmt.Errorf("unknown field %q (allowed: %s)", prefix+k, strings.Join(allowed, ", "))
+		}
+	}
+	return nil
+}
+
+func stripComments(data []byte) []byte {
+	var out []byte
+	for line := range bytes.Lines(data) {
+		if t := bytes.TrimSpace(line); len(t) > 0 && t[0] != '#' && !bytes.Equal(t, []byte("---")) {
+			out = append(out, line...)
+		}
+	}
+	return out
+}
+
+// Validate checks the rules lvmd enforces at start-up, reporting the first offending field by its
+// YAML path.
+func (c *LvmdConfig) Validate() error {
+	if !strings.HasPrefix(c.SocketName, "/") {
+		return fmt.Errorf("socket-name: %q must be an absolute path", c.SocketName)
+	}
+	if len(c.DeviceClasses) == 0 {
+		return nil
+	}
+	names := map[string]bool{}
+	defaults := 0
+	for i, dc := range c.DeviceClasses {
+		field := fmt.Sprintf("device-classes[%d]", i)
+		if dc == nil {
+			return fmt.Errorf("%s: device class is null", field)
+		}
+		if dc.Name == "" {
+			return fmt.Errorf("%s.name: must not be empty", field)
+		}
+		if names[dc.Name] {
+			return fmt.Errorf("%s.name: duplicate device class %q", field, dc.Name)
+		}
+		names[dc.Name] = true
+		if dc.VolumeGroup == "" {
+			return fmt.Errorf("%s.volume-group: must not be empty (device class %q)", field, dc.Name)
+		}
+		if dc.Default {
+			defaults++
+		}
+		if dc.SpareGB != nil && *dc.SpareGB < 0 {
+			return fmt.Errorf("%s.spare-gb: %d must be >= 0", field, *dc.SpareGB)
+		}
+		if dc.Stripe != nil && *dc.Stripe < 1 {
+			return fmt.Errorf("%s.stripe: %d must be >= 1", field, *dc.Stripe)
+		}
+		switch dc.Type {
+		case "", TypeThick:
+			if dc.ThinPool != nil {
+				return fmt.Errorf("%s.thin-pool: set on device class %q of type %q; only thin classes have a thin pool", field, dc.Name, typeOrThick(dc.Type))
+			}
+		case TypeThin:
+			if dc.ThinPool == nil {
+				return fmt.Errorf("%s.thin-pool: required for device class %q of type thin", field, dc.Name)
+			}
+			if dc.ThinPool.Name == "" {
+				return fmt.Errorf("%s.thin-pool.name: must not be empty", field)
+			}
+			if !(dc.ThinPool.OverprovisionRatio >= 1) {
+				return fmt.Errorf("%s.thin-pool.overprovision-ratio: %v must be >= 1", field, dc.ThinPool.OverprovisionRatio)
+			}
+		default:
+			return fmt.Errorf("%s.type: %q is not one of thick, thin", field, dc.Type)
+		}
+	}
+	if defaults != 1 {
+		return fmt.Errorf("device-classes: %d device classes have default: true; exactly one must", defaults)
+	}
+	return nil
+}
+
+func typeOrThick(t string) string {
+	if t == "" {
+		return TypeThick
+	}
+	return t
+}
+
+// Enabled reports whether the configuration has any device class; without one storage is off.
+func (c *LvmdConfig) Enabled() bool { return c != nil && len(c.DeviceClasses) > 0 }
+
+// Canonical returns the deterministic YAML form of the configuration: sorted keys, unset fields as
+// null. It is what the ConfigMap and the runtime copy contain and what the checksum covers, so
+// comments or reordering in the user's file never restart pods.
+func (c *LvmdConfig) Canonical() ([]byte, error) {
+	out, err := yaml.Marshal(c)
+	if err != nil {
+		return nil, fmt.Errorf("marshalling lvmd config: %w", err)
+	}
+	return out, nil
+}
+
+// Sha256sum is the hex SHA-256 of s; templates use it for the pod-template checksum.
+func Sha256sum(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
+
+// VolumeGroupLister lists the host's LVM volume groups.
+type VolumeGroupLister interface {
+	VolumeGroups(ctx context.Context) ([]string, error)
+}
+
+// VGSLister runs `vgs --readonly --options=name --noheadings`, as MicroShift does.
+type VGSLister struct {
+	// Path is the vgs binary; empty means "vgs" on PATH.
+	Path string
+}
+
+// ErrNoLVM means the LVM tools are not installed, so storage cannot run on this host.
+var ErrNoLVM = errors.New("LVM tools (vgs) not found")
+
+// VolumeGroups implements VolumeGroupLister.
+func (v VGSLister) VolumeGroups(ctx context.Context) ([]string, error) {
+	bin := v.Path
+	if bin == "" {
+		bin = "vgs"
+	}
+	path, err := exec.LookPath(bin)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrNoLVM, err)
+	}
+	out, err := exec.CommandContext(ctx, path, "--readonly", "--options=name", "--noheadings").Output()
+	if err != nil {
+		return nil, fmt.Errorf("running %s: %w", path, err)
+	}
+	var vgs []string
+	for _, f := range strings.Fields(string(out)) {
+		vgs = append(vgs, f)
+	}
+	return vgs, nil
+}
+
+// StaticVolumeGroups is a VolumeGroupLister with a fixed answer, for tests and callers that
+// already know the volume groups.
+type StaticVolumeGroups []string
+
+// VolumeGroups implements VolumeGroupLister.
+func (s StaticVolumeGroups) VolumeGroups(context.Context) ([]string, error) {
+	return slices.Clone(s), nil
+}
+
+// LvmdSource says where the lvmd configuration came from, for logs and the result.
+type LvmdSource struct {
+	// Path is the user file that was read, empty when defaults were used.
+	Path string
+	// Message is MicroShift's explanation of the choice ("Read from …", "No volume groups found", …).
+	Message string
+}
+
+// DefaultLvmd builds the configuration MicroShift uses without a user file, from the host's
+// volume groups: one VG → use it; several → "microshift" if present; none or ambiguous → no
+// device classes (storage disabled), with the message saying why.
+func DefaultLvmd(vgs []string) (*LvmdConfig, string) {
+	cfg := &LvmdConfig{SocketName: DefaultSocketName}
+	var vg, msg string
+	switch {
+	case len(vgs) == 0:
+		msg = "No volume groups found"
+	case len(vgs) == 1:
+		vg, msg = vgs[0], "Defaulting to the only available volume group"
+	case slices.Contains(vgs, DefaultVolumeGroup):
+		vg, msg = DefaultVolumeGroup, fmt.Sprintf("Found default volume group %q", DefaultVolumeGroup)
+	default:
+		msg = "Multiple volume groups are available, but no configuration file was provided."
+	}
+	if vg != "" {
+		cfg.DeviceClasses = []*DeviceClass{{Name: "default", VolumeGroup: vg, Default: true, SpareGB: ptr(int64(0))}}
+	}
+	return cfg, msg
+}
+
+// LoadLvmd reads the user's lvmd file if it exists, otherwise derives the defaults from the
+// volume groups. A file that exists but cannot be read or parsed is an error, never a silent
+// fallback to defaults.
+func LoadLvmd(ctx context.Context, path string, vgs VolumeGroupLister) (*LvmdConfig, LvmdSource, error) {
+	data, err := os.ReadFile(path)
+	switch {
+	case err == nil:
+		cfg, err := ParseLvmd(path, data)
+		if err != nil {
+			return nil, LvmdSource{Path: path}, err
+		}
+		return cfg, LvmdSource{Path: path, Message: "Read from " + path}, nil
+	case !errors.Is(err, fs.ErrNotExist):
+		return nil, LvmdSource{Path: path}, fmt.Errorf("reading lvmd config %s: %w", path, err)
+	}
+	list, err := vgs.VolumeGroups(ctx)
+	if err != nil {
+		return nil, LvmdSource{}, fmt.Errorf("no lvmd config at %s and listing volume groups failed: %w", path, err)
+	}
+	cfg, msg := DefaultLvmd(list)
+	return cfg, LvmdSource{Message: msg}, nil
+}
+
+// WriteFileAtomic writes data to path through a temporary file in the same directory and a
+// rename, so readers (vg-manager) never see a partial file. An identical file is left alone.
+func WriteFileAtomic(path string, data []byte, mode os.FileMode) (changed bool, err error) {
+	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, data) {
+		if st, err := os.Stat(path); err == nil && st.Mode().Perm() == mode.Perm() {
+			return false, nil
+		}
+	}
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return false, fmt.Errorf("creating %s: %w", dir, err)
+	}
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return false, fmt.Errorf("writing %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name()) // no-op after a successful rename
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return false, fmt.Errorf("writing %s: %w", tmp.Name(), err)
+	}
+	if err := tmp.Chmod(mode); err != nil {
+		tmp.Close()
+		return false, fmt.Errorf("chmod %s: %w", tmp.Name(), err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return false, fmt.Errorf("syncing %s: %w", tmp.Name(), err)
+	}
+	if err := tmp.Close(); err != nil {
+		return false, fmt.Errorf("closing %s: %w", tmp.Name(), err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return false, fmt.Errorf("renaming onto %s: %w", path, err)
+	}
+	return true, nil
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,240 @@
+package applier
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestParseLvmd(t *testing.T) {
+	tests := []struct {
+		name    string
+		in      string
+		wantErr string // substring; "" means valid
+		check   func(t *testing.T, c *LvmdConfig)
+	}{
+		{
+			name: "sample with two classes",
+			in: `socket-name: '/run/lvmd/lvmd.socket'
+device-classes:
+- name: "gold"
+  default: true
+  volume-group: "vg_1"
+  spare-gb: 5
+- name: "silver"
+  default: false
+  volume-group: "vg_2"
+  spare-gb: 5
+`,
+			check: func(t *testing.T, c *LvmdConfig) {
+				if len(c.DeviceClasses) != 2 || c.DeviceClasses[1].VolumeGroup != "vg_2" || *c.DeviceClasses[0].SpareGB != 5 {
+					t.Errorf("unexpected config %+v", c.DeviceClasses)
+				}
+			},
+		},
+		{
+			name: "socket defaulted",
+			in:   "device-classes:\n- name: a\n  volume-group: vg\n  default: true\n",
+			check: func(t *testing.T, c *LvmdConfig) {
+				if c.SocketName != DefaultSocketName {
+					t.Errorf("SocketName = %q, want %q", c.SocketName, DefaultSocketName)
+				}
+			},
+		},
+		{
+			name: "thin class",
+			in:   "device-classes:\n- name: thin\n  volume-group: vg\n  default: true\n  type: thin\n  thin-pool:\n    name: pool\n    overprovision-ratio: 10\n",
+		},
+		{name: "no device classes is valid (storage disabled)", in: "socket-name: /run/lvmd/lvmd.socket\n"},
+		{name: "empty file", in: "\n# only a comment\n", wantErr: "file is empty"},
+		{name: "unknown field", in: "device-classes:\n- name: a\n  volume-group: vg\n  default: true\n  colour: red\n", wantErr: `unknown field "device-classes[0].colour"`},
+		{name: "unknown top-level field", in: "sockets: x\n", wantErr: `unknown field "sockets"`},
+		{name: "no default", in: "device-classes:\n- name: a\n  volume-group: vg\n", wantErr: "device-classes: 0 device classes have default: true"},
+		{name: "two defaults", in: "device-classes:\n- name: a\n  volume-group: vg\n  default: true\n- name: b\n  volume-group: vg2\n  default: true\n", wantErr: "2 device classes have default: true"},
+		{name: "duplicate names", in: "device-classes:\n- name: a\n  volume-group: vg\n  default: true\n- name: a\n  volume-group: vg2\n", wantErr: `device-classes[1].name: duplicate device class "a"`},
+		{name: "missing name", in: "device-classes:\n- volume-group: vg\n  default: true\n", wantErr: "device-classes[0].name: must not be empty"},
+		{name: "missing volume group", in: "device-classes:\n- name: a\n  default: true\n", wantErr: "device-classes[0].volume-group: must not be empty"},
+		{name: "negative spare", in: "device-classes:\n- name: a\n  volume-group: vg\n  default: true\n  spare-gb: -1\n", wantErr: "device-classes[0].spare-gb: -1 must be >= 0"},
+		{name: "thin without pool", in: "device-classes:\n- name: a\n  volume-group: vg\n  default: true\n  type: thin\n", wantErr: "device-classes[0].thin-pool: required"},
+		{name: "thin pool without name", in: "device-classes:\n- name: a\n  volume-group: vg\n  default: true\n  type: thin\n  thin-pool:\n    overprovision-ratio: 2\n", wantErr: "device-classes[0].thin-pool.name"},
+		{name: "overprovision below one", in: "device-classes:\n- name: a\n  volume-group: vg\n  default: true\n  type: thin\n  thin-pool:\n    name: p\n    overprovision-ratio: 0.5\n", wantErr: "device-classes[0].thin-pool.overprovision-ratio: 0.5 must be >= 1"},
+		{name: "thick with pool", in: "device-classes:\n- name: a\n  volume-group: vg\n  default: true\n  thin-pool:\n    name: p\n    overprovision-ratio: 2\n", wantErr: `device-classes[0].thin-pool: set on device class "a" of type "thick"`},
+		{name: "bad type", in: "device-classes:\n- name: a\n  volume-group: vg\n  default: true\n  type: raid\n", wantErr: `device-classes[0].type: "raid"`},
+		{name: "relative socket", in: "socket-name: lvmd.sock\n", wantErr: "socket-name"},
+		{name: "null class", in: "device-classes:\n- null\n", wantErr: "device-classes[0]: device class is null"},
+		{name: "stripe zero", in: "device-classes:\n- name: a\n  volume-group: vg\n  default: true\n  stripe: 0\n", wantErr: "device-classes[0].stripe"},
+		{name: "not yaml", in: "device-classes: [\n", wantErr: "lvmd config test.yaml"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := ParseLvmd("test.yaml", []byte(tc.in))
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("ParseLvmd error = %v, want it to contain %q", err, tc.wantErr)
+				}
+				if !strings.Contains(err.Error(), "test.yaml") {
+					t.Errorf("error %q does not name the file", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("ParseLvmd: %v", err)
+			}
+			if tc.check != nil {
+				tc.check(t, c)
+			}
+		})
+	}
+}
+
+func TestDefaultLvmd(t *testing.T) {
+	tests := []struct {
+		vgs     []string
+		wantVG  string
+		wantMsg string
+	}{
+		{nil, "", "No volume groups found"},
+		{[]string{"rhel"}, "rhel", "Defaulting to the only available volume group"},
+		{[]string{"rhel", "microshift"}, "microshift", `Found default volume group "microshift"`},
+		{[]string{"rhel", "data"}, "", "Multiple volume groups are available, but no configuration file was provided."},
+	}
+	for _, tc := range tests {
+		t.Run(strings.Join(tc.vgs, ","), func(t *testing.T) {
+			c, msg := DefaultLvmd(tc.vgs)
+			if msg != tc.wantMsg {
+				t.Errorf("message = %q, want %q", msg, tc.wantMsg)
+			}
+			if tc.wantVG == "" {
+				if c.Enabled() {
+					t.Errorf("config enabled with %v, want disabled", c.DeviceClasses)
+				}
+				return
+			}
+			if !c.Enabled() || c.DeviceClasses[0].VolumeGroup != tc.wantVG || !c.DeviceClasses[0].Default {
+				t.Fatalf("device classes = %+v, want default class on %s", c.DeviceClasses, tc.wantVG)
+			}
+			if err := c.Validate(); err != nil {
+				t.Errorf("default config invalid: %v", err)
+			}
+		})
+	}
+}
+
+// The canonical form is what MicroShift has always rendered for the default config (domain §8.3).
+func TestCanonicalDefault(t *testing.T) {
+	c, _ := DefaultLvmd([]string{"vg"})
+	got, err := c.Canonical()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `device-classes:
+- default: true
+  lvcreate-options: null
+  name: default
+  spare-gb: 0
+  stripe: null
+  stripe-size: ""
+  thin-pool: null
+  type: ""
+  volume-group: vg
+socket-name: /run/lvmd/lvmd.socket
+`
+	if string(got) != want {
+		t.Errorf("Canonical() =\n%s\nwant\n%s", got, want)
+	}
+	// Comments and key order in the user's file do not change the canonical bytes.
+	p, err := ParseLvmd("x", []byte("# hello\nsocket-name: /run/lvmd/lvmd.socket\ndevice-classes:\n- volume-group: vg\n  name: default\n  spare-gb: 0\n  default: true\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got2, _ := p.Canonical(); string(got2) != want {
+		t.Errorf("canonical form of an equivalent file differs:\n%s", got2)
+	}
+}
+
+func TestLoadLvmd(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "absent.yaml")
+	c, src, err := LoadLvmd(context.Background(), missing, StaticVolumeGroups{"microshift"})
+	if err != nil || !c.Enabled() || src.Path != "" || src.Message != "Defaulting to the only available volume group" {
+		t.Fatalf("defaults: %+v %+v %v", c, src, err)
+	}
+	good := filepath.Join(dir, "lvmd.yaml")
+	os.WriteFile(good, []byte("device-classes:\n- name: a\n  volume-group: vg\n  default: true\n"), 0o644)
+	c, src, err = LoadLvmd(context.Background(), good, failingVGs{})
+	if err != nil || src.Message != "Read from "+good || c.DeviceClasses[0].Name != "a" {
+		t.Fatalf("user file: %+v %+v %v", c, src, err)
+	}
+	bad := filepath.Join(dir, "bad.yaml")
+	os.WriteFile(bad, []byte("device-classes:\n- name: a\n"), 0o644)
+	if _, _, err = LoadLvmd(context.Background(), bad, StaticVolumeGroups{"vg"}); err == nil || !strings.Contains(err.Error(), "volume-group") {
+		t.Fatalf("bad user file must be an error, not defaults: %v", err)
+	}
+	if _, _, err = LoadLvmd(context.Background(), missing, failingVGs{}); !errors.Is(err, ErrNoLVM) {
+		t.Fatalf("vgs failure: %v, want ErrNoLVM", err)
+	}
+}
+
+type failingVGs struct{}
+
+func (failingVGs) VolumeGroups(context.Context) ([]string, error) { return nil, ErrNoLVM }
+
+func TestWriteFileAtomic(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "sub", "lvmd.yaml")
+	if changed, err := WriteFileAtomic(p, []byte("a long first version\n"), 0o644); err != nil || !changed {
+		t.Fatalf("first write: %v %v", changed, err)
+	}
+	// A shorter config must not leave trailing bytes (the legacy copy did not truncate).
+	if changed, err := WriteFileAtomic(p, []byte("short\n"), 0o644); err != nil || !changed {
+		t.Fatalf("second write: %v %v", changed, err)
+	}
+	if b, _ := os.ReadFile(p); string(b) != "short\n" {
+		t.Fatalf("content = %q", b)
+	}
+	if changed, err := WriteFileAtomic(p, []byte("short\n"), 0o644); err != nil || changed {
+		t.Fatalf("identical write: changed=%v err=%v, want unchanged", changed, err)
+	}
+	entries, _ := os.ReadDir(filepath.Dir(p))
+	if len(entries) != 1 {
+		t.Errorf("temporary files left behind: %v", entries)
+	}
+}
+
+func FuzzParseLvmd(f *testing.F) {
+	for _, s := range []string{
+		"device-classes:\n- name: a\n  volume-group: vg\n  default: true\n",
+		"socket-name: /run/lvmd/lvmd.socket\ndevice-classes:\n- name: t\n  volume-group: vg\n  default: true\n  type: thin\n  thin-pool: {name: p, overprovision-ratio: 2}\n",
+		"device-classes: []\n",
+		"",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := ParseLvmd("fuzz", data)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "lvmd config fuzz") {
+				t.Fatalf("error does not name the input: %v", err)
+			}
+			return
+		}
+		// Anything accepted must be valid, render canonically, and re-parse to the same bytes.
+		if err := c.Validate(); err != nil {
+			t.Fatalf("accepted config fails Validate: %v", err)
+		}
+		canon, err := c.Canonical()
+		if err != nil {
+			t.Fatal(err)
+		}
+		c2, err := ParseLvmd("fuzz", canon)
+		if err != nil {
+			t.Fatalf("canonical form does not re-parse: %v\n%s", err, canon)
+		}
+		canon2, _ := c2.Canonical()
+		if string(canon) != string(canon2) {
+			t.Fatalf("canonical form not stable:\n%s\n---\n%s", canon, canon2)
+		}
+	})
+}

@@ -1,0 +1,265 @@
+package applier
+
+import (
+	"context"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
+)
+
+func testOptions(t testing.TB, era string) Options {
+	t.Helper()
+	dir := t.TempDir()
+	return Options{
+		Assets:          os.DirFS(filepath.Join("testdata", "eras", era, "assets")),
+		Arch:            "x86_64",
+		LvmdPath:        filepath.Join(dir, "etc-lvmd.yaml"),
+		RuntimeLvmdPath: filepath.Join(dir, "var-lib", "lvmd.yaml"),
+		VolumeGroups:    StaticVolumeGroups{"rhel"},
+		RESTConfig:      &rest.Config{Host: "https://127.0.0.1:1"},
+		Logger:          slog.New(slog.NewTextHandler(io.Discard, nil)),
+	}
+}
+
+func mustPrepare(t *testing.T, o Options) *plan {
+	t.Helper()
+	o, err := withDefaults(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl, err := prepare(context.Background(), o)
+	if err != nil {
+		t.Fatalf("prepare: %v", err)
+	}
+	return pl
+}
+
+func find(t *testing.T, pl *plan, kind, name string) *unstructured.Unstructured {
+	t.Helper()
+	for _, o := range pl.objects {
+		if o.obj.GetKind() == kind && o.obj.GetName() == name {
+			return o.obj
+		}
+	}
+	t.Fatalf("%s %s not planned; planned: %v", kind, name, pl.refs())
+	return nil
+}
+
+func TestPrepareTopoLVM(t *testing.T) {
+	pl := mustPrepare(t, testOptions(t, "4.16"))
+	if pl.era.era != EraTopoLVM {
+		t.Fatalf("era = %s", pl.era.era)
+	}
+	refs := pl.refs()
+	// CRDs first, then the declared kind order.
+	last := -1
+	for _, r := range refs {
+		rank := kindRank(r.Kind)
+		if rank < last {
+			t.Fatalf("apply order broken at %s: %v", r, refs)
+		}
+		last = rank
+	}
+	if refs[0].Kind != "CustomResourceDefinition" || refs[len(refs)-1].Kind != "StorageClass" {
+		t.Errorf("first/last = %s / %s", refs[0], refs[len(refs)-1])
+	}
+	// The aggregate RBAC file is not applied (its leader-election Role would be the only trace).
+	for _, r := range refs {
+		if r.Name == "csi-snapshot-controller-leaderelection" {
+			t.Errorf("%s from 05_operand_rbac.yaml planned", r)
+		}
+	}
+	cm := find(t, pl, "ConfigMap", "lvmd")
+	data, _, _ := unstructured.NestedString(cm.Object, "data", "lvmd.yaml")
+	if !strings.Contains(data, "volume-group: rhel") || data != string(pl.lvmdCanonical) {
+		t.Errorf("lvmd ConfigMap data = %q", data)
+	}
+	ds := find(t, pl, "DaemonSet", "topolvm-node")
+	sum, _, _ := unstructured.NestedString(ds.Object, "spec", "template", "metadata", "annotations", LvmdChecksumAnnotation)
+	if sum != Sha256sum(data) || sum != pl.result.LvmdChecksum {
+		t.Errorf("checksum annotation %q, want sha256 of the ConfigMap data %q", sum, Sha256sum(data))
+	}
+	img, _, _ := unstructured.NestedSlice(ds.Object, "spec", "template", "spec", "containers")
+	if !strings.HasPrefix(img[0].(map[string]any)["image"].(string), "registry.redhat.io/lvms4/topolvm-rhel9@sha256:") {
+		t.Errorf("image not rendered: %v", img[0])
+	}
+	// 4.16 ships the snapshot webhook, so the default includes it.
+	find(t, pl, "ValidatingWebhookConfiguration", "snapshot.storage.k8s.io")
+	if len(pl.deletes) != 0 {
+		t.Errorf("TopoLVM era deletes %v", pl.deletes)
+	}
+}
+
+func TestPrepareLVMS(t *testing.T) {
+	pl := mustPrepare(t, testOptions(t, "4.18"))
+	if pl.era.era != EraLVMS {
+		t.Fatalf("era = %s", pl.era.era)
+	}
+	rb := find(t, pl, "RoleBinding", "lvms-operator")
+	if _, found, _ := unstructured.NestedString(rb.Object, "roleRef", "namespace"); found {
+		t.Error("roleRef.namespace (not an API field) kept")
+	}
+	dep := find(t, pl, "Deployment", "lvms-operator")
+	if _, found := dep.Object["label"]; found {
+		t.Error("Deployment top-level label: kept")
+	}
+	if _, found, _ := unstructured.NestedFieldNoCopy(dep.Object, "status"); found {
+		t.Error("status sent")
+	}
+	snap := find(t, pl, "Deployment", "csi-snapshot-controller")
+	if _, found, _ := unstructured.NestedFieldNoCopy(snap.Object, "spec", "serviceName"); found {
+		t.Error("Deployment spec.serviceName (not an API field) kept")
+	}
+	refs := pl.refs()
+	if r := refs[len(refs)-1]; r.Kind != "LVMCluster" {
+		t.Errorf("last object %s, want the LVMCluster", r)
+	}
+	// Legacy TopoLVM objects and the 4.17 snapshot webhook are deleted; kept objects are not.
+	for _, want := range []string{"topolvm-node", "topolvm-controller", "csi-snapshot-webhook"} {
+		if !slices.ContainsFunc(pl.deletes, func(r ObjectRef) bool { return r.Name == want }) {
+			t.Errorf("%s not in deletions %v", want, pl.deletes)
+		}
+	}
+	for _, r := range pl.deletes {
+		switch r.Kind {
+		case "CustomResourceDefinition", "StorageClass", "CSIDriver", "Namespace", "PersistentVolume", "PersistentVolumeClaim":
+			t.Errorf("deletes %s, which must be kept", r)
+		}
+	}
+}
+
+func TestPrepareErrors(t *testing.T) {
+	tests := []struct {
+		name    string
+		mod     func(t *testing.T, o *Options)
+		wantErr string
+	}{
+		{
+			name: "missing image key names file and key",
+			mod: func(t *testing.T, o *Options) {
+				o.Images = map[string]string{"csi_snapshot_controller": "x"}
+			},
+			wantErr: `rendering components/lvms/lvms-operator_apps_v1_deployment.yaml: missing key "lvms_operator"`,
+		},
+		{
+			name:    "missing release file",
+			mod:     func(t *testing.T, o *Options) { o.Arch = "s390x" },
+			wantErr: "reading release images for s390x",
+		},
+		{
+			name: "bad lvmd names the field",
+			mod: func(t *testing.T, o *Options) {
+				os.WriteFile(o.LvmdPath, []byte("device-classes:\n- name: a\n  volume-group: vg\n  default: true\n  spare-gb: -3\n"), 0o644)
+			},
+			wantErr: "device-classes[0].spare-gb: -3 must be >= 0",
+		},
+		{
+			name: "bad storage config names the field",
+			mod: func(t *testing.T, o *Options) {
+				o.Storage.OptionalCSIComponents = []string{"none", "snapshot-controller"}
+			},
+			wantErr: "storage.optionalCsiComponents",
+		},
+		{
+			name: "duplicate object across files",
+			mod: func(t *testing.T, o *Options) {
+				o.Assets = overlay(o.Assets, map[string]string{
+					"components/lvms/extra.yaml": "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: vg-manager\n  namespace: openshift-storage\n",
+				})
+			},
+			wantErr: "both define ServiceAccount openshift-storage/vg-manager",
+		},
+		{
+			name: "unknown kind has no place in the order",
+			mod: func(t *testing.T, o *Options) {
+				o.Assets = overlay(o.Assets, map[string]string{
+					"components/lvms/extra.yaml": "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\n  namespace: openshift-storage\n",
+				})
+			},
+			wantErr: "asset components/lvms/extra.yaml: kind Secret (s) has no place in the declared apply order",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			o := testOptions(t, "4.18")
+			tc.mod(t, &o)
+			o, _ = withDefaults(o)
+			_, err := prepare(context.Background(), o)
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("prepare error = %v, want %q", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+func TestPrepareDriverNone(t *testing.T) {
+	o := testOptions(t, "4.18")
+	o.Storage.Driver = DriverNone
+	pl := mustPrepare(t, o)
+	for _, r := range pl.refs() {
+		if r.Namespace == StorageNamespace || strings.Contains(r.Name, "topolvm") || r.Kind == "StorageClass" || r.Kind == "LVMCluster" {
+			t.Errorf("driver none plans storage object %s", r)
+		}
+	}
+	o.Storage.OptionalCSIComponents = []string{"none"}
+	if pl := mustPrepare(t, o); len(pl.objects)+len(pl.deletes) != 0 {
+		t.Errorf("driver none + no snapshots plans %v, deletes %v", pl.refs(), pl.deletes)
+	}
+}
+
+func TestPrepareNoVolumeGroups(t *testing.T) {
+	o := testOptions(t, "4.18")
+	o.VolumeGroups = StaticVolumeGroups{"a", "b"}
+	pl := mustPrepare(t, o)
+	if pl.result.Plan.Storage || len(pl.result.Warnings) == 0 || !strings.Contains(pl.result.Warnings[0], "Multiple volume groups") {
+		t.Errorf("plan %+v warnings %q", pl.result.Plan, pl.result.Warnings)
+	}
+}
+
+func TestContains(t *testing.T) {
+	live := map[string]any{"a": int64(1), "b": []any{map[string]any{"x": "y", "z": true}}, "c": map[string]any{}}
+	tests := []struct {
+		want any
+		ok   bool
+	}{
+		{map[string]any{"a": float64(1)}, true},
+		{map[string]any{"a": int64(2)}, false},
+		{map[string]any{"b": []any{map[string]any{"x": "y"}}}, true},
+		{map[string]any{"b": []any{map[string]any{"x": "y"}, map[string]any{}}}, false},
+		{map[string]any{"d": map[string]any{}}, true},
+		{map[string]any{"d": nil, "e": []any{}}, true},
+		{map[string]any{"d": "x"}, false},
+		{map[string]any{"c": map[string]any{"k": "v"}}, false},
+	}
+	for i, tc := range tests {
+		if got := contains(live, tc.want); got != tc.ok {
+			t.Errorf("%d: contains(%v) = %v, want %v", i, tc.want, got, tc.ok)
+		}
+	}
+}
+
+// overlay copies an fs.FS into memory and adds files on top.
+func overlay(base fs.FS, files map[string]string) fs.FS {
+	m := fstest.MapFS{}
+	_ = fs.WalkDir(base, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := fs.ReadFile(base, p)
+		m[p] = &fstest.MapFile{Data: data}
+		return err
+	})
+	for p, c := range files {
+		m[p] = &fstest.MapFile{Data: []byte(c)}
+	}
+	return m
+}
