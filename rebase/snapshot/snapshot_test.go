@@ -440,3 +440,22 @@ files:
 		t.Errorf("unexpected result %+v", r.Objects)
 	}
 }
+
+// FuzzReadTar checks the tar reader never panics and only ever yields wanted, clean paths.
+func FuzzReadTar(f *testing.F) {
+	top := "cluster-csi-snapshot-controller-operator-" + commit + "/"
+	f.Add(tarball(f, true, treeEntries(f, "main", top)))
+	f.Add(tarball(f, false, treeEntries(f, "release-4.17", "./")))
+	f.Add(tarball(f, false, []entry{{name: "../x", typeflag: tar.TypeReg, data: []byte("x")}}))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		out := map[string][]byte{}
+		if err := readTar(bytes.NewReader(data), out); err != nil {
+			return
+		}
+		for p, d := range out {
+			if !wanted(p) || strings.Contains(p, "..") || strings.HasPrefix(p, "/") || len(d) > MaxFileBytes {
+				t.Fatalf("readTar yielded %q (%d bytes)", p, len(d))
+			}
+		}
+	})
+}
