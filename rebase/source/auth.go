@@ -21,11 +21,11 @@ type authFile struct {
 	origin string // --authfile, REGISTRY_AUTH_FILE, …
 }
 
-// AuthFileCandidates lists, in lookup order, the credential files lvms-rebase consults:
+// authFileCandidates lists, in lookup order, the credential files lvms-rebase consults:
 // the explicit flag, $REGISTRY_AUTH_FILE, ~/.pull-secret.json (MicroShift's convention),
 // podman's auth.json, then docker's config.json. Missing files (other than an explicit one)
 // are skipped at lookup time.
-func AuthFileCandidates(explicit string) []authFile {
+func authFileCandidates(explicit string) []authFile {
 	var files []authFile
 	if explicit != "" {
 		files = append(files, authFile{explicit, "--authfile"})
@@ -83,7 +83,7 @@ func newFileKeychain(explicit string, log *slog.Logger) (*fileKeychain, error) {
 			return nil, fmt.Errorf("auth file given with --authfile: %w", err)
 		}
 	}
-	return &fileKeychain{files: AuthFileCandidates(explicit), log: log, parsed: map[string]*authConfigFile{}, used: map[string]string{}}, nil
+	return &fileKeychain{files: authFileCandidates(explicit), log: log, parsed: map[string]*authConfigFile{}, used: map[string]string{}}, nil
 }
 
 func (k *fileKeychain) load(f authFile) (*authConfigFile, error) {

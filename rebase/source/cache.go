@@ -1,6 +1,7 @@
 package source
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -10,7 +11,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 )
@@ -58,7 +58,7 @@ func (c *cache) readSmall(h v1.Hash) ([]byte, bool) {
 	if err != nil {
 		return nil, false
 	}
-	got, _, err := v1.SHA256(strings.NewReader(string(b)))
+	got, _, err := v1.SHA256(bytes.NewReader(b))
 	if err != nil || got != h {
 		_ = os.Remove(p)
 		return nil, false

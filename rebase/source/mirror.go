@@ -12,10 +12,13 @@ import (
 
 // Mirror is one --mirror SRC=DST prefix rewrite.
 type Mirror struct {
+	// Source is the canonical prefix (host or host/path) being replaced.
 	Source string
+	// Mirror is what replaces it.
 	Mirror string
 }
 
+// String renders the flag form SRC=DST.
 func (m Mirror) String() string { return m.Source + "=" + m.Mirror }
 
 // ParseMirror parses SRC=DST.
@@ -71,9 +74,9 @@ type idmsDoc struct {
 
 var docSep = regexp.MustCompile(`(?m)^---\s*$`)
 
-// LoadIDMS reads ImageDigestMirrorSet and/or ImageContentSourcePolicy documents (several
+// loadIDMS reads ImageDigestMirrorSet and/or ImageContentSourcePolicy documents (several
 // may share one file, separated by ---).
-func LoadIDMS(path string) ([]idmsRule, error) {
+func loadIDMS(path string) ([]idmsRule, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading IDMS file: %w", err)

@@ -28,7 +28,7 @@ type imgRef struct {
 
 func (r imgRef) String() string { return r.canonical }
 
-// byDigest returns the same image addressed by digest d.
+// withDigest returns the same image addressed by digest d.
 func (r imgRef) withDigest(d string) imgRef {
 	r.digest = d
 	return r

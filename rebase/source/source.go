@@ -261,7 +261,7 @@ func New(opts Options) (*Source, error) {
 	}
 	s := &Source{opts: opts, log: log, arches: arches, ociIdx: map[string]*ociLayout{}}
 	if opts.IDMSFile != "" {
-		rules, err := LoadIDMS(opts.IDMSFile)
+		rules, err := loadIDMS(opts.IDMSFile)
 		if err != nil {
 			return nil, err
 		}
