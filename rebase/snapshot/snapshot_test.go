@@ -327,13 +327,7 @@ func checkResult(t *testing.T, r *Result, e era.Era) {
 				if img != "{{ .ReleaseImage.csi_snapshot_controller }}" {
 					t.Errorf("controller image %q", img)
 				}
-				var le []string
-				for _, a := range args {
-					if strings.HasPrefix(a, "--leader-election") {
-						le = append(le, a)
-					}
-				}
-				if strings.Join(le, " ") != "--leader-election=false" || args[0] != "--v=2" {
+				if strings.Join(args, " ") != "--v=2 --leader-election=false" {
 					t.Errorf("controller args %v", args)
 				}
 			case "webhook_deployment.yaml":
@@ -424,8 +418,17 @@ func TestPatchesAreData(t *testing.T) {
 patchSets:
   ns: [{op: set, path: [metadata, namespace], value: "@namespace@-x"}]
   label: [{op: set, path: [metadata, labels, added], value: "yes", create: true}]
+  args:
+  - {op: removePrefix, path: [spec, template, spec, containers, "*", args], value: "--leader-election"}
+  - {op: append, path: [spec, template, spec, containers, "*", args], value: "--leader-election=false"}
+  - {op: replace, from: "${LOG_LEVEL}", to: "4"}
+  - {op: delete, path: [spec, template, spec, priorityClassName]}
+  - {op: set, path: [spec, template, spec, containers, "*", image], value: "img"}
+  - {op: set, path: [metadata, namespace], value: "@namespace@"}
+  - {op: delete, path: [metadata, annotations, release.openshift.io/desired-version]}
 files:
 - {source: assets/serviceaccount.yaml, output: sa.yaml, patches: [ns, label]}
+- {source: assets/csi_controller_deployment.yaml, output: d.yaml, patches: [args]}
 `))
 	if err != nil {
 		t.Fatal(err)
@@ -435,9 +438,14 @@ files:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(r.Objects) != 1 || r.Origins[0].File != "sa.yaml" || r.Objects[0].GetNamespace() != "kube-system-x" ||
+	if len(r.Objects) != 2 || r.Origins[0].File != "sa.yaml" || r.Objects[0].GetNamespace() != "kube-system-x" ||
 		r.Objects[0].GetLabels()["added"] != "yes" {
-		t.Errorf("unexpected result %+v", r.Objects)
+		t.Fatalf("unexpected result %+v", r.Objects)
+	}
+	containers, _, _ := unstructured.NestedSlice(r.Objects[1].Object, "spec", "template", "spec", "containers")
+	args, _, _ := unstructured.NestedStringSlice(containers[0].(map[string]interface{}), "args")
+	if got := strings.Join(args, " "); got != "--v=4 -kube-api-qps=30 -kube-api-burst=60 --leader-election=false" {
+		t.Errorf("args %q", got)
 	}
 }
 
