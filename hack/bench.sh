@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# make bench: a full two-arch `lvms-rebase --ocp X.Y` against a loopback registry whose
+# payloads carry ~150 MB of incompressible filler (cold, warm, and the stock-tools pipeline
+# for a ratio; see hack/bench/main.go), then the repository's Go benchmarks, briefly.
+# It only measures; it fails only when a run fails.
+#
+#   BIN=…          lvms-rebase binary (default _output/bin/lvms-rebase, built by make build)
+#   BENCH_OUT=…    output directory (default _output/bench; result.json and logs land here)
+#   BENCH_FLAGS=…  extra flags for hack/bench, e.g. "-ocp 4.18 -filler 52428800"
+#   GO_BENCH=0     skip the Go benchmarks
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+GO=${GO:-go}
+BIN=${BIN:-_output/bin/lvms-rebase}
+OUT=${BENCH_OUT:-_output/bench}
+[ -x "$BIN" ] || { echo "bench: $BIN is missing; run make build" >&2; exit 1; }
+mkdir -p "$OUT" _output/bin
+
+echo "== two-arch rebase vs stock tools"
+"$GO" build -o _output/bin/bench ./hack/bench
+# shellcheck disable=SC2086 # BENCH_FLAGS is a list of flags
+_output/bin/bench -bin "$BIN" -out "$OUT" ${BENCH_FLAGS:-}
+
+[ "${GO_BENCH:-1}" = 0 ] && exit 0
+echo
+echo "== Go benchmarks (-benchtime 3x)"
+pkgs=(./rebase/... ./release/...)
+# The applier's benchmarks need etcd and kube-apiserver (make control-plane).
+if [ -n "${KUBEBUILDER_ASSETS:-}" ] && [ -x "$KUBEBUILDER_ASSETS/etcd" ] && [ -x "$KUBEBUILDER_ASSETS/kube-apiserver" ]; then
+  pkgs+=(./applier/...)
+else
+  echo "(applier benchmarks skipped: no etcd and kube-apiserver in KUBEBUILDER_ASSETS=${KUBEBUILDER_ASSETS:-}; run make control-plane)"
+fi
+"$GO" test -run '^$' -bench . -benchtime 3x "${pkgs[@]}" | tee "$OUT/go-bench.txt"
+echo
+echo "Results: $OUT/result.json, $OUT/go-bench.txt"

@@ -1,0 +1,481 @@
+// Command bench is `make bench`: it measures a full two-arch `lvms-rebase --ocp X.Y`
+// against a loopback registry holding payloads with ~150 MB of incompressible filler, cold
+// and warm, and the same job done with stock tools (a crane-style export of the bundle and
+// of every payload layer, then `kubectl kustomize`), and prints one table plus
+// _output/bench/result.json.
+//
+// It only measures: nothing is compared against a time budget. It fails when a run fails,
+// when the cold run writes nothing or the warm run changes the tree, because then the
+// numbers would not describe the job.
+//
+// `bench peer -spec FILE -result FILE` is the stock pipeline itself; the bench runs it as a
+// child process so that its wall time and peak RSS are measured like lvms-rebase's.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/lvms-rebase/lvms-rebase/rebase/era"
+	"github.com/lvms-rebase/lvms-rebase/rebase/fixtures"
+	"github.com/lvms-rebase/lvms-rebase/rebase/lock"
+	"github.com/lvms-rebase/lvms-rebase/rebase/testregistry"
+)
+
+func main() {
+	var err error
+	if len(os.Args) > 1 && os.Args[1] == "peer" {
+		err = peerMain(os.Args[2:])
+	} else {
+		err = benchMain(os.Args[1:])
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		if errors.Is(err, flag.ErrHelp) {
+			os.Exit(2)
+		}
+		os.Exit(1)
+	}
+}
+
+// options are the bench's flags.
+type options struct {
+	bin        string
+	out        string
+	microshift string
+	filler     int64
+	ocp        []string
+	kubectl    string
+}
+
+func parseOptions(args []string) (*options, error) {
+	o := &options{}
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.StringVar(&o.bin, "bin", "_output/bin/lvms-rebase", "the lvms-rebase binary to measure")
+	fs.StringVar(&o.out, "out", "_output/bench", "directory for result.json, logs and work trees (wiped per minor)")
+	fs.StringVar(&o.microshift, "microshift", "testdata/microshift", "MicroShift-like tree copied as the rebase target")
+	fs.Int64Var(&o.filler, "filler", 150<<20, "incompressible filler bytes per payload image")
+	ocp := fs.String("ocp", "4.18,4.17", "comma-separated OpenShift minors to rebase onto, one bench each")
+	fs.StringVar(&o.kubectl, "kubectl", "", `kubectl for the stock pipeline (default: from PATH; "none" skips kubectl kustomize)`)
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	o.ocp = splitList(*ocp)
+	if len(o.ocp) == 0 {
+		return nil, errors.New("-ocp: expected at least one minor, e.g. 4.18")
+	}
+	for _, v := range o.ocp {
+		if _, err := era.For(v); err != nil {
+			return nil, fmt.Errorf("-ocp %s: %w", v, err)
+		}
+	}
+	if o.filler < 0 {
+		return nil, fmt.Errorf("-filler %d: expected a byte count >= 0", o.filler)
+	}
+	switch o.kubectl {
+	case "none":
+		o.kubectl = ""
+	case "":
+		if p, err := exec.LookPath("kubectl"); err == nil {
+			o.kubectl = p
+		}
+	}
+	for _, p := range []*string{&o.bin, &o.out, &o.microshift} {
+		abs, err := filepath.Abs(*p)
+		if err != nil {
+			return nil, err
+		}
+		*p = abs
+	}
+	if st, err := os.Stat(o.bin); err != nil || st.IsDir() {
+		return nil, fmt.Errorf("-bin %s: expected the lvms-rebase binary (make build)", o.bin)
+	}
+	return o, nil
+}
+
+// splitList splits a comma-separated flag value, dropping blanks and duplicates.
+func splitList(s string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, v := range strings.Split(s, ",") {
+		v = strings.TrimSpace(v)
+		if v != "" && !seen[v] {
+			seen[v] = true
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// fixtureMinors are the bundle and payload minors the rebases of ocps need.
+func fixtureMinors(ocps []string) ([]string, error) {
+	var all []string
+	for _, v := range ocps {
+		e, err := era.For(v)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, v, e.WantBundleMinor(v))
+	}
+	return splitList(strings.Join(all, ",")), nil
+}
+
+func benchMain(args []string) error {
+	o, err := parseOptions(args)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := os.MkdirAll(o.out, 0o755); err != nil {
+		return err
+	}
+
+	rep := &Report{
+		Go:          runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH,
+		CPUs:        runtime.NumCPU(),
+		FillerBytes: o.filler,
+		Kubectl:     kubectlVersion(ctx, o.kubectl),
+	}
+	minors, err := fixtureMinors(o.ocp)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "bench: building fixtures for %s with %s of filler per payload\n", strings.Join(minors, ", "), humanBytes(o.filler))
+	start := time.Now()
+	set, err := fixtures.Build(fixtures.Options{FillerBytes: o.filler, Minors: minors})
+	if err != nil {
+		return fmt.Errorf("building fixtures: %w", err)
+	}
+	rep.BuildSeconds = time.Since(start).Seconds()
+
+	// The default fixtures seed the snapshot-asset tarballs (the filler changes only
+	// payloads); pushing the filler set then re-points the payload tags at the big images.
+	reg, err := testregistry.Start(testregistry.Options{})
+	if err != nil {
+		return fmt.Errorf("starting the loopback registry: %w", err)
+	}
+	defer reg.Close()
+	start = time.Now()
+	if err := set.Push(ctx, reg.Host()); err != nil {
+		return fmt.Errorf("pushing fixtures to %s: %w", reg.Host(), err)
+	}
+	rep.PushSeconds = time.Since(start).Seconds()
+	fmt.Fprintf(os.Stderr, "bench: registry %s ready (build %s, push %s)\n", reg.Host(), seconds(rep.BuildSeconds), seconds(rep.PushSeconds))
+
+	for _, v := range o.ocp {
+		mr, err := benchMinor(ctx, o, reg, set, v)
+		if err != nil {
+			return fmt.Errorf("--ocp %s: %w", v, err)
+		}
+		rep.Minors = append(rep.Minors, *mr)
+	}
+
+	if err := rep.WriteTable(os.Stdout); err != nil {
+		return err
+	}
+	data, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return err
+	}
+	resultPath := filepath.Join(o.out, "result.json")
+	if err := os.WriteFile(resultPath, append(data, '\n'), 0o644); err != nil {
+		return err
+	}
+	fmt.Printf("\nresult: %s\n", resultPath)
+	return nil
+}
+
+// rebaseOutput is the part of `lvms-rebase -o json` the bench reads.
+type rebaseOutput struct {
+	PayloadVersion string `json:"payloadVersion"`
+	BundleVersion  string `json:"bundleVersion"`
+	Plan           *struct {
+		Add       []string `json:"add"`
+		Change    []string `json:"change"`
+		Remove    []string `json:"remove"`
+		Unchanged []string `json:"unchanged"`
+	} `json:"plan"`
+	Phases []struct {
+		Name     string        `json:"name"`
+		Duration time.Duration `json:"duration"`
+	} `json:"phases"`
+}
+
+func parseRebaseOutput(data []byte) (*rebaseOutput, error) {
+	var out rebaseOutput
+	if err := json.Unmarshal(data, &out); err != nil {
+		return nil, fmt.Errorf("lvms-rebase -o json: %w", err)
+	}
+	if out.Plan == nil {
+		return nil, errors.New("lvms-rebase -o json: no plan in the result")
+	}
+	return &out, nil
+}
+
+func (r *rebaseOutput) changed() int {
+	return len(r.Plan.Add) + len(r.Plan.Change) + len(r.Plan.Remove)
+}
+
+func (r *rebaseOutput) phases() []PhaseTime {
+	out := make([]PhaseTime, 0, len(r.Phases))
+	for _, p := range r.Phases {
+		out = append(out, PhaseTime{Name: p.Name, Seconds: p.Duration.Seconds()})
+	}
+	return out
+}
+
+func benchMinor(ctx context.Context, o *options, reg *testregistry.Registry, set *fixtures.Set, ocp string) (*MinorResult, error) {
+	dir := filepath.Join(o.out, ocp)
+	if err := os.RemoveAll(dir); err != nil {
+		return nil, err
+	}
+	tree := filepath.Join(dir, "microshift")
+	if err := copyTree(o.microshift, tree); err != nil {
+		return nil, err
+	}
+	// An empty credentials file keeps whatever the user has in ~/.docker or the pull
+	// secret out of the measurement.
+	authFile := filepath.Join(dir, "auth.json")
+	if err := os.WriteFile(authFile, []byte(`{"auths":{}}`+"\n"), 0o600); err != nil {
+		return nil, err
+	}
+	args := append([]string{
+		"--ocp", ocp,
+		"--microshift-dir", tree,
+		"--cache-dir", filepath.Join(dir, "cache"),
+		"--authfile", authFile,
+		"--insecure-registry", reg.Host(),
+		"--snapshot-assets", reg.SnapshotAssetsURL(),
+		"-o", "json",
+	}, reg.MirrorFlags()...)
+
+	mr := &MinorResult{OCP: ocp}
+	var cold, warm *rebaseOutput
+	for _, run := range []struct {
+		name string
+		m    *Measurement
+		out  **rebaseOutput
+	}{{"cold", &mr.Cold, &cold}, {"warm", &mr.Warm, &warm}} {
+		fmt.Fprintf(os.Stderr, "bench: --ocp %s: lvms-rebase %s\n", ocp, run.name)
+		stdout := filepath.Join(dir, "lvms-rebase-"+run.name+".json")
+		reg.ResetStats()
+		m, err := runChild(ctx, o.bin, args, stdout, filepath.Join(dir, "lvms-rebase-"+run.name+".log"))
+		if err != nil {
+			return nil, err
+		}
+		m.Name = "lvms-rebase " + run.name
+		addStats(&m, reg.Stats())
+		data, err := os.ReadFile(stdout)
+		if err != nil {
+			return nil, err
+		}
+		if *run.out, err = parseRebaseOutput(data); err != nil {
+			return nil, fmt.Errorf("%s run (%s): %w", run.name, stdout, err)
+		}
+		m.Phases = (*run.out).phases()
+		*run.m = m
+	}
+	if cold.changed() == 0 {
+		return nil, fmt.Errorf("the cold run wrote nothing into %s; a fresh tree must change", tree)
+	}
+	if n := warm.changed(); n != 0 {
+		return nil, fmt.Errorf("the warm run changed %d files in %s; it must report no changes", n, tree)
+	}
+	mr.PayloadVersion, mr.Bundle = cold.PayloadVersion, cold.BundleVersion
+
+	lk, err := lock.Read(filepath.Join(tree, filepath.FromSlash(lock.Path)))
+	if err != nil {
+		return nil, err
+	}
+	mr.Files = len(lk.Files)
+
+	spec := peerSpec{
+		OCP:           ocp,
+		Bundle:        mirrorRef(reg.Host(), repository(lk.Bundle.Ref)+"@"+lk.Bundle.Digest),
+		BundleVersion: lk.Bundle.Version,
+		SnapshotURL:   reg.SnapshotAssetsURL(),
+		Work:          filepath.Join(dir, "stock"),
+		Kubectl:       o.kubectl,
+	}
+	for _, p := range lk.Payloads {
+		spec.Payloads = append(spec.Payloads, peerPayload{Arch: p.Arch, Ref: mirrorRef(reg.Host(), repository(p.Ref)+"@"+p.Digest)})
+	}
+	for _, im := range lk.Images {
+		if im.From == "bundle" {
+			spec.RelatedImages = append(spec.RelatedImages, mirrorRef(reg.Host(), relatedRef(im)))
+		}
+	}
+	specPath := filepath.Join(dir, "stock-spec.json")
+	resultPath := filepath.Join(dir, "stock-result.json")
+	if err := writeJSON(specPath, spec); err != nil {
+		return nil, err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(os.Stderr, "bench: --ocp %s: stock pipeline (crane export + kubectl kustomize)\n", ocp)
+	reg.ResetStats()
+	m, err := runChild(ctx, self, []string{"peer", "-spec", specPath, "-result", resultPath},
+		filepath.Join(dir, "stock.out"), filepath.Join(dir, "stock.log"))
+	if err != nil {
+		return nil, err
+	}
+	addStats(&m, reg.Stats())
+	m.Name = "stock pipeline"
+	var pr peerResult
+	data, err := os.ReadFile(resultPath)
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(data, &pr); err != nil {
+		return nil, fmt.Errorf("%s: %w", resultPath, err)
+	}
+	m.Phases = pr.Phases
+	if o.kubectl == "" {
+		m.Name = "stock (no kubectl)"
+		mr.Notes = append(mr.Notes, "kubectl not found: the stock pipeline's kustomize step did not run")
+	}
+	mr.Stock = m
+	mr.StockObjects = pr.Objects
+	if ours := countYAML(tree); o.kubectl != "" && pr.Objects != ours {
+		mr.Notes = append(mr.Notes, fmt.Sprintf("kubectl kustomize rendered %d objects, lvms-rebase wrote %d component files", pr.Objects, ours))
+	}
+	// The exported filesystem tars are only there to be written; drop them now.
+	if err := os.RemoveAll(filepath.Join(spec.Work, "export")); err != nil {
+		return nil, err
+	}
+
+	// Measured after the runs so its own requests never reach the counters above.
+	if mr.Minimal, err = minimalBytes(ctx, reg.Host(), lk, set); err != nil {
+		return nil, fmt.Errorf("computing the minimal bytes: %w", err)
+	}
+	mr.computeRatios()
+	return mr, nil
+}
+
+// runChild runs name with args, stdout and stderr going to files, and measures it.
+func runChild(ctx context.Context, name string, args []string, stdoutPath, stderrPath string) (Measurement, error) {
+	stdout, err := os.Create(stdoutPath)
+	if err != nil {
+		return Measurement{}, err
+	}
+	defer stdout.Close()
+	stderr, err := os.Create(stderrPath)
+	if err != nil {
+		return Measurement{}, err
+	}
+	defer stderr.Close()
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	start := time.Now()
+	err = cmd.Run()
+	wall := time.Since(start)
+	if err != nil {
+		return Measurement{}, fmt.Errorf("%s %s: %w (log: %s)%s", filepath.Base(name), strings.Join(args, " "), err, stderrPath, tail(stderrPath))
+	}
+	return Measurement{WallSeconds: wall.Seconds(), PeakRSSKiB: peakRSSKiB(cmd.ProcessState)}, nil
+}
+
+// tail returns the last lines of a log for an error message.
+func tail(path string) string {
+	data, err := os.ReadFile(path)
+	if err != nil || len(data) == 0 {
+		return ""
+	}
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	if len(lines) > 15 {
+		lines = lines[len(lines)-15:]
+	}
+	return "\n  " + strings.Join(lines, "\n  ")
+}
+
+func addStats(m *Measurement, s testregistry.Stats) {
+	m.BytesFetched = s.Bytes()
+	m.Requests = s.Requests("", "")
+	m.BlobGETs = s.BlobGETs()
+	m.ManifestGETs = s.ManifestGETs()
+}
+
+func kubectlVersion(ctx context.Context, kubectl string) string {
+	if kubectl == "" {
+		return "absent"
+	}
+	out, err := exec.CommandContext(ctx, kubectl, "version", "--client").Output()
+	if err != nil {
+		return kubectl + " (version unknown)"
+	}
+	return strings.TrimSpace(strings.SplitN(string(out), "\n", 2)[0])
+}
+
+// countYAML counts the files lvms-rebase wrote into the two component directories.
+func countYAML(tree string) int {
+	n := 0
+	for _, d := range []string{"assets/components/lvms", "assets/components/csi-snapshot-controller"} {
+		ents, _ := os.ReadDir(filepath.Join(tree, filepath.FromSlash(d)))
+		for _, e := range ents {
+			if !e.IsDir() && strings.HasSuffix(e.Name(), ".yaml") {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+func writeJSON(path string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(data, '\n'), 0o644)
+}
+
+// copyTree copies the regular files and directories under src to dst.
+func copyTree(src, dst string) error {
+	return filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		target := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		if !d.Type().IsRegular() {
+			return fmt.Errorf("copying %s: %s is not a regular file", src, p)
+		}
+		in, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		defer in.Close()
+		out, err := os.Create(target)
+		if err != nil {
+			return err
+		}
+		if _, err := io.Copy(out, in); err != nil {
+			out.Close()
+			return err
+		}
+		return out.Close()
+	})
+}

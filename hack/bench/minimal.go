@@ -1,0 +1,181 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/lvms-rebase/lvms-rebase/rebase/fixtures"
+	"github.com/lvms-rebase/lvms-rebase/rebase/lock"
+)
+
+// mirrorRef is a canonical reference as served by the loopback registry, which keeps
+// the upstream host as the first path element.
+func mirrorRef(host, ref string) string { return host + "/" + ref }
+
+// repository strips the tag and digest of an image reference.
+func repository(ref string) string {
+	if i := strings.Index(ref, "@"); i >= 0 {
+		ref = ref[:i]
+	}
+	if i := strings.LastIndex(ref, ":"); i > strings.LastIndex(ref, "/") {
+		ref = ref[:i]
+	}
+	return ref
+}
+
+// archDigest returns the digest of a lock file per-arch value, which is either a digest
+// or a digest reference.
+func archDigest(v string) string {
+	if i := strings.LastIndex(v, "@"); i >= 0 {
+		return v[i+1:]
+	}
+	return v
+}
+
+// relatedRef is the reference a relatedImage is looked up by: its manifest list when it
+// has one, else its (single) manifest.
+func relatedRef(im lock.ImageDigests) string {
+	if im.ListDigest != "" {
+		return im.Repository + "@" + im.ListDigest
+	}
+	for _, a := range sortedKeys(im.Arch) {
+		return im.Repository + "@" + archDigest(im.Arch[a])
+	}
+	return im.Repository
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// minimalBytes sizes, from the images in the registry, what a rebase recorded in lk
+// cannot avoid downloading (see Minimal).
+func minimalBytes(ctx context.Context, host string, lk *lock.Lock, set *fixtures.Set) (Minimal, error) {
+	var m Minimal
+	get := func(ref string) (*remote.Descriptor, error) {
+		r, err := name.ParseReference(mirrorRef(host, ref), name.Insecure)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", ref, err)
+		}
+		d, err := remote.Get(r, remote.WithContext(ctx))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", ref, err)
+		}
+		return d, nil
+	}
+	imageManifest := func(ref string) (*v1.Manifest, int64, error) {
+		d, err := get(ref)
+		if err != nil {
+			return nil, 0, err
+		}
+		img, err := d.Image()
+		if err != nil {
+			return nil, 0, fmt.Errorf("%s: expected an image: %w", ref, err)
+		}
+		mf, err := img.Manifest()
+		if err != nil {
+			return nil, 0, fmt.Errorf("%s: %w", ref, err)
+		}
+		return mf, int64(len(d.Manifest)), nil
+	}
+
+	bundleRef := repository(lk.Bundle.Ref) + "@" + lk.Bundle.Digest
+	mf, n, err := imageManifest(bundleRef)
+	if err != nil {
+		return m, fmt.Errorf("bundle: %w", err)
+	}
+	n += mf.Config.Size
+	for _, l := range mf.Layers {
+		n += l.Size
+	}
+	m.Add("bundle", n)
+
+	for _, p := range lk.Payloads {
+		ref := repository(p.Ref) + "@" + p.Digest
+		mf, n, err := imageManifest(ref)
+		if err != nil {
+			return m, fmt.Errorf("payload %s: %w", p.Arch, err)
+		}
+		if len(mf.Layers) == 0 {
+			return m, fmt.Errorf("payload %s %s: expected layers, found none", p.Arch, ref)
+		}
+		m.Add("payload "+p.Arch, n+mf.Config.Size+mf.Layers[len(mf.Layers)-1].Size)
+	}
+
+	var related int64
+	seen := map[string]bool{}
+	count := 0
+	for _, im := range lk.Images {
+		if im.From != "bundle" {
+			continue // payload images come from image-references, with no fetch of their own
+		}
+		ref := relatedRef(im)
+		if seen[ref] {
+			continue
+		}
+		seen[ref] = true
+		count++
+		if im.ListDigest == "" {
+			_, n, err := imageManifest(ref)
+			if err != nil {
+				return m, fmt.Errorf("relatedImage %s: %w", im.Name, err)
+			}
+			related += n
+			continue
+		}
+		d, err := get(ref)
+		if err != nil {
+			return m, fmt.Errorf("relatedImage %s: %w", im.Name, err)
+		}
+		idx, err := d.ImageIndex()
+		if err != nil {
+			return m, fmt.Errorf("relatedImage %s %s: expected an index: %w", im.Name, ref, err)
+		}
+		im2, err := idx.IndexManifest()
+		if err != nil {
+			return m, fmt.Errorf("relatedImage %s %s: %w", im.Name, ref, err)
+		}
+		related += int64(len(d.Manifest))
+		for _, a := range sortedKeys(im.Arch) {
+			size, ok := childSize(im2, archDigest(im.Arch[a]))
+			if !ok {
+				return m, fmt.Errorf("relatedImage %s %s: the index has no child %s for %s", im.Name, ref, im.Arch[a], a)
+			}
+			related += size
+		}
+	}
+	m.Add(fmt.Sprintf("%d relatedImages (index + per-arch manifests)", count), related)
+
+	found := false
+	for _, s := range set.SnapshotAssets {
+		if s.Commit == lk.SnapshotAssets.Commit {
+			m.Add("snapshot-assets tarball", int64(len(s.Tarball)))
+			found = true
+		}
+	}
+	if !found {
+		return m, fmt.Errorf("snapshot-assets commit %s: not in the fixture set", lk.SnapshotAssets.Commit)
+	}
+	return m, nil
+}
+
+// childSize is the size of the index child with digest dg.
+func childSize(idx *v1.IndexManifest, dg string) (int64, bool) {
+	for _, c := range idx.Manifests {
+		if c.Digest.String() == dg {
+			return c.Size, true
+		}
+	}
+	return 0, false
+}

@@ -1,0 +1,187 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+)
+
+// Measurement is what one pipeline run cost: wall time of the child process, what the
+// registry served while it ran, and the child's peak resident set size.
+type Measurement struct {
+	Name         string  `json:"name"`
+	WallSeconds  float64 `json:"wallSeconds"`
+	BytesFetched int64   `json:"bytesFetched"`
+	Requests     int     `json:"requests"`
+	BlobGETs     int     `json:"blobGETs"`
+	ManifestGETs int     `json:"manifestGETs"`
+	// PeakRSSKiB is the child's ru_maxrss (KiB on Linux); it includes the children the
+	// child waited for (kubectl under the stock pipeline).
+	PeakRSSKiB int64 `json:"peakRSSKiB"`
+	// Phases are the child's own timings, in the order they ran.
+	Phases []PhaseTime `json:"phases,omitempty"`
+}
+
+// PhaseTime is one timed step inside a pipeline.
+type PhaseTime struct {
+	Name    string  `json:"name"`
+	Seconds float64 `json:"seconds"`
+}
+
+// Part is one component of the minimal bytes a rebase has to download.
+type Part struct {
+	Name  string `json:"name"`
+	Bytes int64  `json:"bytes"`
+}
+
+// Minimal is the least a two-arch rebase can fetch: the bundle image, each payload's
+// manifest, config and top (release-manifests) layer, the relatedImages' index
+// manifests with their per-arch child manifests, and the snapshot-assets tarball.
+type Minimal struct {
+	Parts []Part `json:"parts"`
+}
+
+// Add appends a part.
+func (m *Minimal) Add(name string, n int64) { m.Parts = append(m.Parts, Part{Name: name, Bytes: n}) }
+
+// Total sums the parts.
+func (m Minimal) Total() int64 {
+	var n int64
+	for _, p := range m.Parts {
+		n += p.Bytes
+	}
+	return n
+}
+
+// MinorResult is the bench of one `--ocp X.Y` rebase.
+type MinorResult struct {
+	OCP            string      `json:"ocp"`
+	PayloadVersion string      `json:"payloadVersion"`
+	Bundle         string      `json:"bundle"`
+	Files          int         `json:"files"`
+	Minimal        Minimal     `json:"minimal"`
+	MinimalBytes   int64       `json:"minimalBytes"`
+	Cold           Measurement `json:"cold"`
+	Warm           Measurement `json:"warm"`
+	Stock          Measurement `json:"stock"`
+	StockObjects   int         `json:"stockObjects"`
+	Ratios         MinorRatios `json:"ratios"`
+	Notes          []string    `json:"notes,omitempty"`
+}
+
+// MinorRatios relate the measurements; 0 means undefined (a zero denominator).
+type MinorRatios struct {
+	ColdFetchedOverMinimal  float64 `json:"coldFetchedOverMinimal"`
+	StockFetchedOverMinimal float64 `json:"stockFetchedOverMinimal"`
+	StockOverColdBytes      float64 `json:"stockOverColdBytes"`
+	StockOverColdWall       float64 `json:"stockOverColdWall"`
+	StockOverColdRSS        float64 `json:"stockOverColdRSS"`
+}
+
+// Report is the whole `make bench` result, written to _output/bench/result.json.
+type Report struct {
+	Go           string        `json:"go"`
+	CPUs         int           `json:"cpus"`
+	FillerBytes  int64         `json:"fillerBytesPerPayload"`
+	Kubectl      string        `json:"kubectl"` // version line, or "absent"
+	BuildSeconds float64       `json:"fixtureBuildSeconds"`
+	PushSeconds  float64       `json:"fixturePushSeconds"`
+	Minors       []MinorResult `json:"minors"`
+}
+
+// ratio is a/b, or 0 when b is 0 so that JSON never holds Inf or NaN.
+func ratio(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
+}
+
+// computeRatios fills r.Ratios and r.MinimalBytes from the measurements.
+func (r *MinorResult) computeRatios() {
+	r.MinimalBytes = r.Minimal.Total()
+	r.Ratios = MinorRatios{
+		ColdFetchedOverMinimal:  ratio(float64(r.Cold.BytesFetched), float64(r.MinimalBytes)),
+		StockFetchedOverMinimal: ratio(float64(r.Stock.BytesFetched), float64(r.MinimalBytes)),
+		StockOverColdBytes:      ratio(float64(r.Stock.BytesFetched), float64(r.Cold.BytesFetched)),
+		StockOverColdWall:       ratio(r.Stock.WallSeconds, r.Cold.WallSeconds),
+		StockOverColdRSS:        ratio(float64(r.Stock.PeakRSSKiB), float64(r.Cold.PeakRSSKiB)),
+	}
+}
+
+// humanBytes formats n with binary units, keeping small counts exact.
+func humanBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit && exp < 4; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTP"[exp])
+}
+
+// times formats a ratio as "12.3x", or "-" when undefined.
+func times(x float64) string {
+	if x == 0 {
+		return "-"
+	}
+	if x >= 100 {
+		return fmt.Sprintf("%.0fx", x)
+	}
+	return fmt.Sprintf("%.2fx", x)
+}
+
+func seconds(s float64) string { return fmt.Sprintf("%.2fs", s) }
+
+// WriteTable prints the report as plain text.
+func (r *Report) WriteTable(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "lvms-rebase bench: x86_64 + aarch64, %s of filler per payload, %s, %d CPUs, kubectl: %s\n",
+		humanBytes(r.FillerBytes), r.Go, r.CPUs, r.Kubectl)
+	fmt.Fprintf(&b, "setup (not measured below): fixtures built in %s, pushed to the loopback registry in %s\n",
+		seconds(r.BuildSeconds), seconds(r.PushSeconds))
+	for i := range r.Minors {
+		m := &r.Minors[i]
+		fmt.Fprintf(&b, "\nOCP %s: payload %s, bundle %s, %d files written\n", m.OCP, m.PayloadVersion, m.Bundle, m.Files)
+		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "run\twall\tfetched\tvs minimal\trequests\tblob GETs\tmanifest GETs\tpeak RSS\t")
+		for _, x := range []Measurement{m.Cold, m.Warm, m.Stock} {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t\n", x.Name, seconds(x.WallSeconds), humanBytes(x.BytesFetched),
+				times(ratio(float64(x.BytesFetched), float64(m.MinimalBytes))), x.Requests, x.BlobGETs, x.ManifestGETs,
+				humanBytes(x.PeakRSSKiB*1024))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		parts := make([]string, 0, len(m.Minimal.Parts))
+		for _, p := range m.Minimal.Parts {
+			parts = append(parts, fmt.Sprintf("%s %s", p.Name, humanBytes(p.Bytes)))
+		}
+		fmt.Fprintf(&b, "minimal bytes needed: %s (%d B) = %s\n", humanBytes(m.MinimalBytes), m.MinimalBytes, strings.Join(parts, ", "))
+		fmt.Fprintf(&b, "stock / lvms-rebase cold: wall %s, bytes %s, peak RSS %s\n",
+			times(m.Ratios.StockOverColdWall), times(m.Ratios.StockOverColdBytes), times(m.Ratios.StockOverColdRSS))
+		if len(m.Stock.Phases) > 0 {
+			ph := make([]string, 0, len(m.Stock.Phases))
+			for _, p := range m.Stock.Phases {
+				ph = append(ph, fmt.Sprintf("%s %s", p.Name, seconds(p.Seconds)))
+			}
+			fmt.Fprintf(&b, "stock phases: %s\n", strings.Join(ph, ", "))
+		}
+		if len(m.Cold.Phases) > 0 {
+			ph := make([]string, 0, len(m.Cold.Phases))
+			for _, p := range m.Cold.Phases {
+				ph = append(ph, fmt.Sprintf("%s %s", p.Name, seconds(p.Seconds)))
+			}
+			fmt.Fprintf(&b, "lvms-rebase cold phases: %s\n", strings.Join(ph, ", "))
+		}
+		for _, n := range m.Notes {
+			fmt.Fprintf(&b, "note: %s\n", n)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
