@@ -12,6 +12,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/lvms-rebase/lvms-rebase/rebase/lock"
+	"github.com/lvms-rebase/lvms-rebase/rebase/testregistry"
 )
 
 func TestHumanBytes(t *testing.T) {
@@ -264,5 +265,44 @@ func TestWriteTable(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+func TestBytesByKind(t *testing.T) {
+	s := testregistry.Stats{Paths: []testregistry.PathStats{
+		{Method: "GET", Path: "/v2/quay.io/a/blobs/sha256:1", Requests: 1, Bytes: 100},
+		{Method: "GET", Path: "/v2/quay.io/a/blobs/sha256:2", Requests: 1, Bytes: 50},
+		{Method: "GET", Path: "/v2/quay.io/a/manifests/sha256:3", Requests: 2, Bytes: 7},
+		{Method: "GET", Path: "/v2/quay.io/a/tags/list", Requests: 1, Bytes: 3},
+		{Method: "GET", Path: testregistry.SnapshotArchivePrefix + "abc.tar.gz", Requests: 1, Bytes: 9},
+		{Method: "GET", Path: "/v2/", Requests: 4, Bytes: 2},
+	}}
+	want := []Part{{"blobs", 150}, {"manifests", 7}, {"tag lists", 3}, {"snapshot tarballs", 9}, {"other", 2}}
+	if got := bytesByKind(s); !reflect.DeepEqual(got, want) {
+		t.Errorf("bytesByKind = %+v, want %+v", got, want)
+	}
+	if got := bytesByKind(testregistry.Stats{}); len(got) != 0 {
+		t.Errorf("bytesByKind(empty) = %+v", got)
+	}
+}
+
+func TestRusageWrapper(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "usage.json")
+	if err := rusageMain([]string{"-o", out, "--", "sh", "-c", "exit 0"}); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var u usage
+	if err := json.Unmarshal(data, &u); err != nil {
+		t.Fatal(err)
+	}
+	if u.WallSeconds <= 0 || u.PeakRSSKiB <= 0 {
+		t.Errorf("usage = %+v; want a positive wall time and peak RSS", u)
+	}
+	if err := rusageMain([]string{"-o", out}); err == nil {
+		t.Error("rusageMain without a command succeeded")
 	}
 }

@@ -36,9 +36,12 @@ import (
 
 func main() {
 	var err error
-	if len(os.Args) > 1 && os.Args[1] == "peer" {
+	switch {
+	case len(os.Args) > 1 && os.Args[1] == "peer":
 		err = peerMain(os.Args[2:])
-	} else {
+	case len(os.Args) > 1 && os.Args[1] == "rusage":
+		err = rusageMain(os.Args[2:])
+	default:
 		err = benchMain(os.Args[1:])
 	}
 	if err != nil {
@@ -371,6 +374,12 @@ func benchMinor(ctx context.Context, o *options, reg *testregistry.Registry, set
 }
 
 // runChild runs name with args, stdout and stderr going to files, and measures it.
+//
+// The command runs under `bench rusage`, a small wrapper process, rather than straight
+// from here: Go starts children with vfork semantics, and Linux carries the parent's RSS
+// high-water mark over the exec into the child's ru_maxrss, so a direct child of this
+// process (which holds the fixture set) would report at least this process's RSS. The
+// wrapper's own footprint (a few MiB of Go runtime) is the floor instead.
 func runChild(ctx context.Context, name string, args []string, stdoutPath, stderrPath string) (Measurement, error) {
 	stdout, err := os.Create(stdoutPath)
 	if err != nil {
@@ -382,15 +391,62 @@ func runChild(ctx context.Context, name string, args []string, stdoutPath, stder
 		return Measurement{}, err
 	}
 	defer stderr.Close()
-	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.Stdout, cmd.Stderr = stdout, stderr
-	start := time.Now()
-	err = cmd.Run()
-	wall := time.Since(start)
+	self, err := os.Executable()
 	if err != nil {
+		return Measurement{}, err
+	}
+	usagePath := stderrPath + ".rusage.json"
+	cmd := exec.CommandContext(ctx, self, append([]string{"rusage", "-o", usagePath, "--", name}, args...)...)
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	if err := cmd.Run(); err != nil {
 		return Measurement{}, fmt.Errorf("%s %s: %w (log: %s)%s", filepath.Base(name), strings.Join(args, " "), err, stderrPath, tail(stderrPath))
 	}
-	return Measurement{WallSeconds: wall.Seconds(), PeakRSSKiB: peakRSSKiB(cmd.ProcessState)}, nil
+	var u usage
+	data, err := os.ReadFile(usagePath)
+	if err != nil {
+		return Measurement{}, err
+	}
+	if err := json.Unmarshal(data, &u); err != nil {
+		return Measurement{}, fmt.Errorf("%s: %w", usagePath, err)
+	}
+	return Measurement{WallSeconds: u.WallSeconds, PeakRSSKiB: u.PeakRSSKiB}, nil
+}
+
+// usage is what `bench rusage` measured of its command.
+type usage struct {
+	WallSeconds float64 `json:"wallSeconds"`
+	PeakRSSKiB  int64   `json:"peakRSSKiB"`
+}
+
+// rusageMain is `bench rusage -o FILE -- CMD ARGS…`: run CMD with this process's stdio,
+// write its wall time and peak RSS to FILE, and exit with its exit status.
+func rusageMain(args []string) error {
+	fs := flag.NewFlagSet("bench rusage", flag.ContinueOnError)
+	out := fs.String("o", "", "where to write the measured usage as JSON")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *out == "" || fs.NArg() == 0 {
+		return errors.New("usage: bench rusage -o FILE -- CMD [ARGS…]")
+	}
+	cmd := exec.Command(fs.Arg(0), fs.Args()[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	// Signals reach the whole process group from a terminal; the child handles them itself.
+	signal.Ignore(os.Interrupt, syscall.SIGTERM)
+	start := time.Now()
+	runErr := cmd.Run()
+	u := usage{WallSeconds: time.Since(start).Seconds()}
+	if cmd.ProcessState == nil {
+		return runErr
+	}
+	u.PeakRSSKiB = peakRSSKiB(cmd.ProcessState)
+	if err := writeJSON(*out, u); err != nil {
+		return err
+	}
+	if runErr != nil {
+		os.Exit(cmd.ProcessState.ExitCode())
+	}
+	return nil
 }
 
 // tail returns the last lines of a log for an error message.
@@ -407,12 +463,40 @@ func tail(path string) string {
 }
 
 func addStats(m *Measurement, s testregistry.Stats) {
+	m.BytesByKind = bytesByKind(s)
 	m.BytesFetched = s.Bytes()
 	m.Requests = s.Requests("", "")
 	m.BlobGETs = s.BlobGETs()
 	m.ManifestGETs = s.ManifestGETs()
 }
 
+// bytesByKind splits the bytes served by what was asked for, in a fixed kind order.
+func bytesByKind(s testregistry.Stats) []Part {
+	sums := map[string]int64{}
+	for _, p := range s.Paths {
+		kind := "other"
+		switch {
+		case strings.HasPrefix(p.Path, testregistry.SnapshotArchivePrefix):
+			kind = "snapshot tarballs"
+		case strings.HasSuffix(p.Path, "/tags/list"):
+			kind = "tag lists"
+		case strings.Contains(p.Path, "/manifests/"):
+			kind = "manifests"
+		case strings.Contains(p.Path, "/blobs/"):
+			kind = "blobs"
+		}
+		sums[kind] += p.Bytes
+	}
+	out := make([]Part, 0, len(sums))
+	for _, k := range []string{"blobs", "manifests", "tag lists", "snapshot tarballs", "other"} {
+		if n, ok := sums[k]; ok {
+			out = append(out, Part{Name: k, Bytes: n})
+		}
+	}
+	return out
+}
+
+// kubectlVersion is the first line of `kubectl version --client`, or "absent".
 func kubectlVersion(ctx context.Context, kubectl string) string {
 	if kubectl == "" {
 		return "absent"

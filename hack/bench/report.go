@@ -16,6 +16,8 @@ type Measurement struct {
 	Requests     int     `json:"requests"`
 	BlobGETs     int     `json:"blobGETs"`
 	ManifestGETs int     `json:"manifestGETs"`
+	// BytesByKind splits BytesFetched into blobs, manifests, tag lists, snapshot tarballs.
+	BytesByKind []Part `json:"bytesByKind,omitempty"`
 	// PeakRSSKiB is the child's ru_maxrss (KiB on Linux); it includes the children the
 	// child waited for (kubectl under the stock pipeline).
 	PeakRSSKiB int64 `json:"peakRSSKiB"`
