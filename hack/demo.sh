@@ -33,7 +33,7 @@ run() {
     --mirror "registry.redhat.io=$HOST/registry.redhat.io" \
     --mirror "quay.io=$HOST/quay.io" \
     --insecure-registry "$HOST" \
-    --snapshot-assets "http://$HOST/github.com/openshift/cluster-csi-snapshot-controller-operator/archive/{commit}.tar.gz" \
+    --mirror "github.com=$HOST/github.com" \
     --cache-dir "$CACHE" "$@"
 }
 

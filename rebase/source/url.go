@@ -17,10 +17,11 @@ import (
 // copy. Offline, it serves the last download of that URL. Plain http is allowed only for
 // loopback hosts and --insecure-registry hosts.
 func (s *Source) FetchURL(ctx context.Context, rawURL string) (io.ReadCloser, error) {
-	u, err := url.Parse(rawURL)
+	canonical, err := url.Parse(rawURL)
 	if err != nil {
 		return nil, fmt.Errorf("URL %q: %w", rawURL, err)
 	}
+	u := s.mirrorURL(canonical)
 	switch u.Scheme {
 	case "https":
 	case "http":
@@ -49,7 +50,7 @@ func (s *Source) FetchURL(ctx context.Context, rawURL string) (io.ReadCloser, er
 	}
 	var f *os.File
 	err = s.attempt(ctx, u.Redacted(), func() error {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 		if err != nil {
 			return err
 		}
@@ -107,4 +108,27 @@ type httpStatusError struct {
 
 func (e *httpStatusError) Error() string {
 	return fmt.Sprintf("GET %s: HTTP %d %s", e.url, e.code, http.StatusText(e.code))
+}
+
+// mirrorURL applies --mirror prefix rewrites to a URL's host/path, as for image
+// repositories: --mirror github.com=127.0.0.1:5000/github.com serves the snapshot-assets
+// archive from a local copy while outputs keep recording the canonical URL. A mirror host on
+// loopback or in --insecure-registry is spoken to over plain http.
+func (s *Source) mirrorURL(u *url.URL) *url.URL {
+	loc := u.Host + u.EscapedPath()
+	m := rewriteRepo(s.opts.Mirrors, loc)
+	if m == loc {
+		return u
+	}
+	host, path, _ := strings.Cut(m, "/")
+	out := *u
+	out.Host, out.Path, out.RawPath = host, "/"+path, ""
+	if p, err := url.PathUnescape(out.Path); err == nil {
+		out.Path = p
+	}
+	h := out.Hostname()
+	if h == "localhost" || strings.HasPrefix(h, "127.") || h == "::1" || isInsecureHost(s.opts.Insecure, out.Host) {
+		out.Scheme = "http"
+	}
+	return &out
 }

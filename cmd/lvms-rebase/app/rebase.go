@@ -1,0 +1,209 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	lvmsrebase "github.com/lvms-rebase/lvms-rebase"
+	"github.com/lvms-rebase/lvms-rebase/internal/version"
+	"github.com/lvms-rebase/lvms-rebase/rebase"
+)
+
+func init() { rootConfigure = configureRebase }
+
+// rebaseFlags are the flags of the main job, `lvms-rebase --ocp X.Y`.
+type rebaseFlags struct {
+	source         SourceFlags
+	ocp            string
+	microshiftDir  string
+	snapshotAssets string
+	namespace      string
+	dryRun         bool
+	diff           bool
+	check          bool
+	output         string
+	commit         bool
+	prBody         string
+	logFormat      string
+}
+
+// configureRebase makes the root command itself run the rebase.
+func configureRebase(root *cobra.Command, streams IOStreams) {
+	f := &rebaseFlags{}
+	root.Use = "lvms-rebase --ocp X.Y [flags]"
+	root.Example = `  lvms-rebase --ocp 4.18 -a ~/.pull-secret.json
+  lvms-rebase --ocp 4.18 --diff
+  lvms-rebase --check`
+	fl := root.Flags()
+	fl.StringVar(&f.ocp, "ocp", "", "OpenShift minor to rebase onto, X.Y (e.g. 4.18); with --check the lock file's")
+	fl.StringVar(&f.microshiftDir, "microshift-dir", ".", "root of the MicroShift checkout to write into")
+	fl.StringVar(&f.snapshotAssets, "snapshot-assets", "",
+		"where the csi-snapshot-controller operator assets come from: a URL template with {commit}, a directory or a tarball\n(default "+rebase.DefaultSnapshotAssets+"; with --check the lock file's)")
+	fl.StringVar(&f.namespace, "namespace", "", "override the namespace of the LVMS objects (default: the era's, openshift-storage)")
+	fl.BoolVar(&f.dryRun, "dry-run", false, "resolve and render, print the plan (references, digests, files to add/change/remove); write nothing")
+	fl.BoolVar(&f.diff, "diff", false, "like --dry-run, and print a unified diff against the tree")
+	fl.BoolVar(&f.check, "check", false, "re-render from the lock file's inputs; exit 3 when the tree differs (CI verify step)")
+	fl.StringVarP(&f.output, "output", "o", "text", "result format: text or json")
+	fl.BoolVar(&f.commit, "commit", false, "git-commit the changes in the MicroShift checkout per phase (lock, images, manifests)")
+	fl.StringVar(&f.prBody, "pr-body", "", "write a markdown pull-request body describing the change to this file")
+	fl.StringVar(&f.logFormat, "log-format", "text", "phase log format on stderr: text or json")
+	AddSourceFlags(fl, &f.source)
+	root.Args = cobra.NoArgs
+	root.RunE = func(cmd *cobra.Command, _ []string) error {
+		if !cmd.Flags().Changed("ocp") && !f.check {
+			return usageError("--ocp X.Y is required (e.g. --ocp 4.18); see --help")
+		}
+		return runRebase(cmd.Context(), f, streams)
+	}
+}
+
+func runRebase(ctx context.Context, f *rebaseFlags, streams IOStreams) error {
+	mode := rebase.ModeWrite
+	n := 0
+	for _, m := range []struct {
+		on   bool
+		mode rebase.Mode
+	}{{f.dryRun, rebase.ModeDryRun}, {f.diff, rebase.ModeDiff}, {f.check, rebase.ModeCheck}} {
+		if m.on {
+			mode = m.mode
+			n++
+		}
+	}
+	if n > 1 {
+		return usageError("--dry-run, --diff and --check exclude each other")
+	}
+	if f.commit && mode != rebase.ModeWrite {
+		return usageError("--commit writes commits; it cannot be combined with --%s", mode)
+	}
+	if f.output != "text" && f.output != "json" {
+		return usageError("-o/--output: expected text or json, got %q", f.output)
+	}
+	logger, err := newLogger(streams.ErrOut, f.logFormat)
+	if err != nil {
+		return err
+	}
+	srcOpts, err := f.source.Options()
+	if err != nil {
+		return err
+	}
+	srcOpts.Logger = logger
+
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if f.source.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, f.source.Timeout)
+		defer cancel()
+	}
+
+	res, err := rebase.Run(ctx, rebase.Options{
+		OCP:            f.ocp,
+		MicroShiftDir:  f.microshiftDir,
+		Source:         srcOpts,
+		SnapshotAssets: f.snapshotAssets,
+		Namespace:      f.namespace,
+		Mode:           mode,
+		Commit:         f.commit,
+		PRBody:         f.prBody,
+		Kustomize:      lvmsrebase.Kustomize,
+		ToolVersion:    version.Version,
+		Logger:         logger,
+	})
+	if res != nil && (err == nil || res.Drift) {
+		if perr := printResult(streams.Out, f.output, res); perr != nil {
+			return perr
+		}
+	}
+	if err != nil {
+		if errors.Is(err, rebase.ErrDrift) {
+			return WithExitCode(ExitDrift, err)
+		}
+		return err
+	}
+	return nil
+}
+
+func newLogger(w io.Writer, format string) (*slog.Logger, error) {
+	opts := &slog.HandlerOptions{
+		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+			// Phase lines carry their own timing; a wall-clock stamp would only add noise to CI logs.
+			if a.Key == slog.TimeKey && len(groups) == 0 {
+				return slog.Attr{}
+			}
+			return a
+		},
+	}
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, usageError("--log-format: expected text or json, got %q", format)
+}
+
+func printResult(w io.Writer, format string, res *rebase.Result) error {
+	if format == "json" {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(res)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "OpenShift %s (era %s)\n", res.OCP, res.Era)
+	if r := res.Resolution; r != nil {
+		fmt.Fprintf(&b, "  bundle   %s@%s\n", r.Bundle.Ref, r.Bundle.Digest)
+		for _, p := range r.Payloads {
+			fmt.Fprintf(&b, "  payload  %s@%s (%s)\n", p.Ref, p.Digest, p.Arch)
+		}
+	}
+	fmt.Fprintf(&b, "  payload version %s, bundle version %s, snapshot assets %s\n", res.PayloadVersion, res.BundleVersion, res.SnapshotCommit)
+	for _, e := range res.Excluded {
+		fmt.Fprintf(&b, "  not shipped: %s %s (%s): %s\n", e.Kind, e.Name, e.File, e.Reason)
+	}
+	for _, w := range res.Warnings {
+		fmt.Fprintf(&b, "  warning: %s\n", w)
+	}
+	if p := res.Plan; p != nil {
+		for _, x := range []struct {
+			verb  string
+			paths []string
+		}{{"add", p.Add}, {"change", p.Change}, {"remove", p.Remove}} {
+			for _, path := range x.paths {
+				fmt.Fprintf(&b, "  %-6s %s\n", x.verb, path)
+			}
+		}
+		verb := map[rebase.Mode]string{rebase.ModeWrite: "wrote", rebase.ModeDryRun: "would write", rebase.ModeDiff: "would write", rebase.ModeCheck: "differs"}[res.Mode]
+		if !p.Changed() {
+			fmt.Fprintf(&b, "no changes (%d files up to date)\n", len(p.Unchanged))
+		} else {
+			fmt.Fprintf(&b, "%s: %d added, %d changed, %d removed, %d unchanged\n", verb, len(p.Add), len(p.Change), len(p.Remove), len(p.Unchanged))
+		}
+	}
+	for _, c := range res.Commits {
+		fmt.Fprintf(&b, "  committed: %s\n", c)
+	}
+	if res.Diff != "" {
+		b.WriteString(res.Diff)
+	}
+	var total time.Duration
+	for _, ph := range res.Phases {
+		total += ph.Duration
+	}
+	fmt.Fprintf(&b, "took %s\n", total.Round(time.Millisecond))
+	_, err := io.WriteString(w, b.String())
+	return err
+}

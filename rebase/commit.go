@@ -1,0 +1,57 @@
+package rebase
+
+import (
+	"bytes"
+	"fmt"
+	"os/exec"
+	"strings"
+
+	"github.com/lvms-rebase/lvms-rebase/rebase/lock"
+)
+
+// commitPhases are the commits --commit makes, in order, with the legacy scripts' messages
+// so that history reads the same (domain.md §6.5); a phase with nothing staged is skipped.
+var commitPhases = []struct {
+	message string
+	paths   func(managed []string) []string
+}{
+	{"update lvms-rebase.lock.yaml", func([]string) []string { return []string{lock.Path} }},
+	{"update LVMS images", func([]string) []string { return []string{"assets/release"} }},
+	{"update LVMS manifests", func(managed []string) []string { return managed }},
+}
+
+// gitCommitPhases stages what the rebase wrote (legacy defect 1: the images commit was never
+// made because the wrong path was staged) and commits each phase separately.
+func gitCommitPhases(root string, managed []string) ([]string, error) {
+	var made []string
+	for _, ph := range commitPhases {
+		paths := ph.paths(managed)
+		args := append([]string{"add", "-A", "--"}, paths...)
+		if _, err := git(root, args...); err != nil {
+			return made, err
+		}
+		staged, err := git(root, append([]string{"diff", "--cached", "--name-only", "--"}, paths...)...)
+		if err != nil {
+			return made, err
+		}
+		if strings.TrimSpace(staged) == "" {
+			continue
+		}
+		if _, err := git(root, append([]string{"commit", "-q", "-m", ph.message, "--"}, paths...)...); err != nil {
+			return made, err
+		}
+		made = append(made, ph.message)
+	}
+	return made, nil
+}
+
+func git(dir string, args ...string) (string, error) {
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("git %s in %s: %v: %s", strings.Join(args, " "), dir, err, strings.TrimSpace(errb.String()))
+	}
+	return out.String(), nil
+}

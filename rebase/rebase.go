@@ -1,0 +1,597 @@
+// Package rebase runs the job behind `lvms-rebase --ocp X.Y`: resolve the LVMS bundle and
+// the OCP payloads, fetch what is needed, translate the CSV and the snapshot-controller
+// assets, take per-arch image digests into the release JSONs, render the era's kustomize
+// overlays and write the result, with a lock file, into a MicroShift checkout — atomically.
+//
+// Every phase works in a private staging directory; the checkout is touched only by the
+// final tree.Write, which either replaces all files or leaves the tree byte-identical.
+package rebase
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/lvms-rebase/lvms-rebase/rebase/bundle"
+	"github.com/lvms-rebase/lvms-rebase/rebase/era"
+	"github.com/lvms-rebase/lvms-rebase/rebase/lock"
+	"github.com/lvms-rebase/lvms-rebase/rebase/payload"
+	"github.com/lvms-rebase/lvms-rebase/rebase/render"
+	"github.com/lvms-rebase/lvms-rebase/rebase/snapshot"
+	"github.com/lvms-rebase/lvms-rebase/rebase/source"
+	"github.com/lvms-rebase/lvms-rebase/rebase/tree"
+	"github.com/lvms-rebase/lvms-rebase/release"
+)
+
+// Mode says what Run does with the rendered files.
+type Mode string
+
+const (
+	// ModeWrite writes the files into the checkout (the default).
+	ModeWrite Mode = "write"
+	// ModeDryRun only plans: references, digests, files to add/change/remove.
+	ModeDryRun Mode = "dry-run"
+	// ModeDiff plans and produces a unified diff against the checkout.
+	ModeDiff Mode = "diff"
+	// ModeCheck re-renders from the lock file's inputs and reports drift.
+	ModeCheck Mode = "check"
+)
+
+// DefaultSnapshotAssets is where the snapshot-controller operator's assets are fetched from.
+const DefaultSnapshotAssets = "https://github.com/openshift/cluster-csi-snapshot-controller-operator/archive/{commit}.tar.gz"
+
+// ErrDrift is returned (wrapped) by ModeCheck when the tree differs from what the lock renders.
+var ErrDrift = errors.New("the MicroShift tree differs from what the lock file's inputs render")
+
+// Options configure one run.
+type Options struct {
+	// OCP is the OpenShift minor "X.Y". With ModeCheck it defaults to the lock file's.
+	OCP string
+	// MicroShiftDir is the root of the MicroShift checkout (default ".").
+	MicroShiftDir string
+	// Source configures registries, auth, mirrors, cache and pins.
+	Source source.Options
+	// SnapshotAssets is a URL template with {commit}, a directory or a tarball
+	// (default DefaultSnapshotAssets).
+	SnapshotAssets string
+	// Namespace overrides the era's namespace for LVMS objects.
+	Namespace string
+	// Mode selects write, dry-run, diff or check (default write).
+	Mode Mode
+	// Commit makes git commits in the checkout per phase (lock, images, manifests).
+	Commit bool
+	// PRBody, when set, is a file to write a markdown pull-request body to.
+	PRBody string
+	// Kustomize is the tree with base/ and overlays/ (normally lvmsrebase.Kustomize).
+	Kustomize fs.FS
+	// ToolVersion is recorded in the lock file.
+	ToolVersion string
+	// Logger receives one line per phase; nil discards.
+	Logger *slog.Logger
+}
+
+// Result is what a run did or would do; it is also the `-o json` document.
+type Result struct {
+	OCP            string                       `json:"ocp"`
+	Era            string                       `json:"era"`
+	Mode           Mode                         `json:"mode"`
+	Resolution     *source.Resolution           `json:"resolution"`
+	BundleVersion  string                       `json:"bundleVersion"`
+	PayloadVersion string                       `json:"payloadVersion"`
+	SnapshotCommit string                       `json:"snapshotCommit"`
+	Images         map[string]map[string]string `json:"images"` // arch -> key -> ref
+	ReleaseChanges map[string]*release.Change   `json:"releaseChanges,omitempty"`
+	Plan           *tree.Plan                   `json:"plan"`
+	Diff           string                       `json:"diff,omitempty"`
+	Excluded       []bundle.Excluded            `json:"excluded,omitempty"`
+	Warnings       []string                     `json:"warnings,omitempty"`
+	Phases         []Phase                      `json:"phases"`
+	Commits        []string                     `json:"commits,omitempty"`
+	Drift          bool                         `json:"drift"`
+
+	files map[string][]byte
+	lock  *lock.Lock
+	old   *lock.Lock
+}
+
+// Phase is one timed step of a run.
+type Phase struct {
+	Name     string        `json:"name"`
+	Duration time.Duration `json:"duration"`
+}
+
+type runner struct {
+	opts   Options
+	log    *slog.Logger
+	src    *source.Source
+	era    era.Era
+	work   string
+	result *Result
+	// lockImages collects, per release key, the digests written for the lock file.
+	lockImages []lock.ImageDigests
+}
+
+// Run performs the rebase described by opts.
+func Run(ctx context.Context, opts Options) (*Result, error) {
+	if opts.MicroShiftDir == "" {
+		opts.MicroShiftDir = "."
+	}
+	if opts.Mode == "" {
+		opts.Mode = ModeWrite
+	}
+	if opts.Kustomize == nil {
+		return nil, errors.New("rebase: Options.Kustomize is required")
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	root, err := filepath.Abs(opts.MicroShiftDir)
+	if err != nil {
+		return nil, fmt.Errorf("--microshift-dir %q: %w", opts.MicroShiftDir, err)
+	}
+	if st, err := os.Stat(root); err != nil || !st.IsDir() {
+		return nil, fmt.Errorf("--microshift-dir %q: expected an existing directory (a MicroShift checkout)", opts.MicroShiftDir)
+	}
+	opts.MicroShiftDir = root
+
+	r := &runner{opts: opts, log: log, result: &Result{Mode: opts.Mode}}
+	old, err := readLock(root)
+	if err != nil {
+		return nil, err
+	}
+	r.result.old = old
+	if opts.Mode == ModeCheck {
+		if old == nil {
+			return nil, fmt.Errorf("--check: no lock file %s in %s; run a rebase first", lock.Path, root)
+		}
+		if err := pinFromLock(&r.opts, old); err != nil {
+			return nil, err
+		}
+	}
+	if r.opts.SnapshotAssets == "" {
+		r.opts.SnapshotAssets = DefaultSnapshotAssets
+	}
+	if r.opts.OCP == "" {
+		return nil, errors.New("--ocp X.Y is required (e.g. --ocp 4.18)")
+	}
+	if r.era, err = era.For(r.opts.OCP); err != nil {
+		return nil, err
+	}
+	r.result.OCP, r.result.Era = r.opts.OCP, r.era.Name
+
+	if r.src, err = source.New(r.opts.Source); err != nil {
+		return nil, err
+	}
+	if r.work, err = os.MkdirTemp("", "lvms-rebase-"); err != nil {
+		return nil, fmt.Errorf("creating a work directory: %w", err)
+	}
+	defer os.RemoveAll(r.work)
+
+	if err := r.run(ctx); err != nil {
+		return r.result, err
+	}
+	return r.result, nil
+}
+
+// phase runs f and records and logs its duration.
+func (r *runner) phase(name string, f func() error) error {
+	start := time.Now()
+	r.log.Info("phase "+name, "phase", name, "state", "start")
+	err := f()
+	d := time.Since(start).Round(time.Millisecond)
+	r.result.Phases = append(r.result.Phases, Phase{Name: name, Duration: d})
+	if err != nil {
+		r.log.Error("phase "+name+" failed", "phase", name, "took", d.String(), "error", err)
+		return err
+	}
+	r.log.Info("phase "+name+" done", "phase", name, "took", d.String())
+	return nil
+}
+
+func (r *runner) run(ctx context.Context) error {
+	res := r.result
+	var (
+		b           *bundle.Bundle
+		tr          *bundle.Result
+		payloads    = map[string]*payload.Payload{}
+		snap        *snapshot.Result
+		assets      *snapshot.Assets
+		archImages  = map[string]map[string]string{}
+		outputFiles = map[string][]byte{}
+		managed     []string
+	)
+	arches := r.src.Arches()
+
+	if err := r.phase("resolve", func() error {
+		var err error
+		res.Resolution, err = r.src.Resolve(ctx, r.opts.OCP, r.era.WantBundleMinor(r.opts.OCP))
+		return err
+	}); err != nil {
+		return err
+	}
+
+	if err := r.phase("fetch-bundle", func() error {
+		dir := filepath.Join(r.work, "bundle")
+		if _, err := r.src.FetchBundle(ctx, res.Resolution.Bundle, dir); err != nil {
+			return err
+		}
+		var err error
+		if b, err = bundle.Load(dir); err != nil {
+			return fmt.Errorf("bundle %s: %w", res.Resolution.Bundle.Ref, err)
+		}
+		res.BundleVersion = res.Resolution.Bundle.Version
+		return nil
+	}); err != nil {
+		return err
+	}
+
+	if err := r.phase("fetch-payloads", func() error {
+		for _, p := range res.Resolution.Payloads {
+			dir := filepath.Join(r.work, "payload-"+p.Arch)
+			if _, err := r.src.FetchPayload(ctx, p, dir); err != nil {
+				return err
+			}
+			pl, err := payload.Load(filepath.Join(dir, "release-manifests"))
+			if err != nil {
+				return fmt.Errorf("payload %s: %w", p.Ref, err)
+			}
+			payloads[p.Arch] = pl
+			if res.PayloadVersion == "" {
+				res.PayloadVersion = pl.Version()
+			}
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+
+	if err := r.phase("snapshot-assets", func() error {
+		commit, err := payloads[arches[0]].SnapshotOperatorCommit()
+		if err != nil {
+			return fmt.Errorf("payload %s: %w", res.Resolution.Payloads[0].Ref, err)
+		}
+		for _, a := range arches[1:] {
+			if c, err := payloads[a].SnapshotOperatorCommit(); err == nil && c != commit {
+				res.Warnings = append(res.Warnings, fmt.Sprintf("payloads disagree on the %s commit: %s has %s, %s has %s; using %s",
+					payload.SnapshotOperatorTag, arches[0], commit, a, c, commit))
+			}
+		}
+		res.SnapshotCommit = commit
+		if assets, err = snapshot.Load(ctx, r.opts.SnapshotAssets, commit, r.src.FetchURL); err != nil {
+			return err
+		}
+		snap, err = snapshot.Translate(assets, r.era)
+		return err
+	}); err != nil {
+		return err
+	}
+
+	if err := r.phase("translate", func() error {
+		var err error
+		tr, err = bundle.Translate(b, r.era, bundle.Options{
+			Namespace:  r.opts.Namespace,
+			VersionTag: res.Resolution.Bundle.Version,
+		})
+		if err != nil {
+			return fmt.Errorf("bundle %s: %w", res.Resolution.Bundle.Ref, err)
+		}
+		res.Excluded = tr.Excluded
+		res.Warnings = append(res.Warnings, tr.Warnings...)
+		return nil
+	}); err != nil {
+		return err
+	}
+
+	if err := r.phase("images", func() error {
+		for _, a := range arches {
+			archImages[a] = map[string]string{}
+		}
+		resolved := map[string]*source.ImageDigests{}
+		for i := range res.Resolution.RelatedImages {
+			ri := &res.Resolution.RelatedImages[i]
+			resolved[ri.Image] = ri
+		}
+		for _, img := range tr.Images {
+			d := resolved[img.Ref]
+			if d == nil {
+				var err error
+				if d, err = r.src.ImageDigests(ctx, img.Ref, arches); err != nil {
+					return fmt.Errorf("relatedImage %s (%s): %w", img.Name, img.Ref, err)
+				}
+			}
+			repo := repository(img.Ref)
+			li := lock.ImageDigests{Key: img.Key, Name: img.Name, From: "bundle", Repository: repo,
+				ListDigest: d.ListDigest, Arch: map[string]string{}}
+			for _, a := range arches {
+				dg, ok := d.For(a)
+				if !ok {
+					return fmt.Errorf("relatedImage %s (%s): no digest for %s", img.Name, img.Ref, a)
+				}
+				archImages[a][img.Key] = repo + "@" + dg
+				li.Arch[a] = dg
+			}
+			r.lockImages = append(r.lockImages, li)
+		}
+		payloadImages := map[string]*lock.ImageDigests{}
+		for _, a := range arches {
+			imgs, err := payloads[a].Images(r.era)
+			if err != nil {
+				return fmt.Errorf("payload %s: %w", payloadRef(res.Resolution, a), err)
+			}
+			for _, k := range r.era.PayloadImages {
+				v, ok := imgs[k.Key]
+				if !ok {
+					return fmt.Errorf("payload %s: image-references has no tag %q", payloadRef(res.Resolution, a), k.Name)
+				}
+				archImages[a][k.Key] = v
+				li := payloadImages[k.Key]
+				if li == nil {
+					li = &lock.ImageDigests{Key: k.Key, Name: k.Name, From: "payload", Repository: repository(v), Arch: map[string]string{}}
+					payloadImages[k.Key] = li
+				}
+				li.Arch[a] = v
+			}
+		}
+		for _, k := range r.era.PayloadImages {
+			if li := payloadImages[k.Key]; li != nil {
+				r.lockImages = append(r.lockImages, *li)
+			}
+		}
+		res.Images = archImages
+		res.ReleaseChanges = map[string]*release.Change{}
+		for _, a := range arches {
+			rel := filepath.ToSlash(filepath.Join("assets", "release", "release-"+a+".json"))
+			data, err := os.ReadFile(filepath.Join(r.opts.MicroShiftDir, rel))
+			if err != nil {
+				return fmt.Errorf("reading %s: expected MicroShift's release JSON for %s: %w", rel, a, err)
+			}
+			merged, change, err := release.Merge(data, r.era, archImages[a])
+			if err != nil {
+				return fmt.Errorf("%s: %w", rel, err)
+			}
+			outputFiles[rel] = merged
+			res.ReleaseChanges[a] = change
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+
+	if err := r.phase("render", func() error {
+		out, err := render.Render(render.Input{
+			Era:       r.era,
+			Kustomize: r.opts.Kustomize,
+			LVMS:      tr.Objects,
+			Snapshot:  snapshotObjects(snap),
+		})
+		if err != nil {
+			return err
+		}
+		for _, f := range out.Files {
+			outputFiles[f.Path] = f.Data
+		}
+		managed = out.ManagedDirs
+		return nil
+	}); err != nil {
+		return err
+	}
+
+	lk := r.buildLock(outputFiles, assets)
+	data, err := lk.Marshal()
+	if err != nil {
+		return fmt.Errorf("encoding the lock file: %w", err)
+	}
+	outputFiles[lock.Path] = data
+	res.lock = lk
+	res.files = outputFiles
+
+	return r.phase("write", func() error { return r.finish(outputFiles, managed) })
+}
+
+func (r *runner) finish(files map[string][]byte, managed []string) error {
+	res := r.result
+	root := r.opts.MicroShiftDir
+	switch r.opts.Mode {
+	case ModeCheck:
+		// The lock is the input here; its tool version may legitimately differ.
+		cmp := make(map[string][]byte, len(files))
+		for k, v := range files {
+			if k != lock.Path {
+				cmp[k] = v
+			}
+		}
+		plan, err := tree.Compute(root, cmp, managed)
+		if err != nil {
+			return err
+		}
+		res.Plan = plan
+		if plan.Changed() {
+			res.Drift = true
+			if res.Diff, err = tree.Diff(root, cmp, managed); err != nil {
+				return err
+			}
+			return fmt.Errorf("%w: %s", ErrDrift, summarizePlan(plan))
+		}
+		return nil
+	default:
+		plan, err := tree.Compute(root, files, managed)
+		if err != nil {
+			return err
+		}
+		res.Plan = plan
+		var before map[string][]byte
+		if r.opts.PRBody != "" {
+			if before, err = snapshotBefore(root, plan); err != nil {
+				return err
+			}
+		}
+		if r.opts.Mode == ModeDiff {
+			if res.Diff, err = tree.Diff(root, files, managed); err != nil {
+				return err
+			}
+		}
+		if r.opts.Mode == ModeWrite {
+			if res.Plan, err = tree.Write(root, files, managed); err != nil {
+				return err
+			}
+		}
+		if r.opts.PRBody != "" {
+			if err := r.writePRBody(plan, before, files); err != nil {
+				return err
+			}
+		}
+		if r.opts.Mode == ModeWrite && r.opts.Commit && res.Plan.Changed() {
+			commits, err := gitCommitPhases(root, managed)
+			res.Commits = commits
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// writePRBody writes the markdown body for --pr-body. It is written after the tree so a
+// failed run leaves no body that describes changes which did not happen.
+func (r *runner) writePRBody(plan *tree.Plan, before, files map[string][]byte) error {
+	after := map[string][]byte{}
+	for _, p := range append(append([]string{}, plan.Add...), plan.Change...) {
+		after[p] = files[p]
+	}
+	in := prInput{plan: plan, before: before, after: after,
+		newVersion: r.result.BundleVersion, newPayload: r.result.PayloadVersion}
+	if old := r.result.old; old != nil {
+		in.oldVersion, in.oldPayload = old.Bundle.Version, old.PayloadVersion
+	}
+	if err := os.WriteFile(r.opts.PRBody, []byte(prBody(in)), 0o644); err != nil {
+		return fmt.Errorf("--pr-body %s: %w", r.opts.PRBody, err)
+	}
+	return nil
+}
+
+func (r *runner) buildLock(files map[string][]byte, assets *snapshot.Assets) *lock.Lock {
+	res := r.result
+	l := lock.New()
+	l.ToolVersion = r.opts.ToolVersion
+	l.OCP = r.opts.OCP
+	l.Era = r.era.Name
+	l.PayloadVersion = res.PayloadVersion
+	l.Bundle = lock.Image{
+		Ref:     res.Resolution.Bundle.Ref,
+		Digest:  res.Resolution.Bundle.Digest,
+		Version: res.Resolution.Bundle.Version,
+	}
+	l.SnapshotAssets = lock.SnapshotAssets{Source: r.opts.SnapshotAssets, Commit: res.SnapshotCommit}
+	if assets != nil {
+		l.SnapshotAssets.SHA256 = assetsDigest(assets)
+	}
+	for _, p := range res.Resolution.Payloads {
+		l.Payloads = append(l.Payloads, lock.Payload{Arch: p.Arch, Ref: p.Ref, Digest: p.Digest, Version: p.Version})
+	}
+	l.Images = r.lockImages
+	l.SetFiles(files)
+	return l
+}
+
+// assetsDigest hashes the snapshot files that were read (path and content, sorted), so the
+// lock pins their content whatever archive or directory they came from.
+func assetsDigest(a *snapshot.Assets) string {
+	h := sha256.New()
+	for _, p := range a.Paths() {
+		fmt.Fprintf(h, "%s\x00%d\x00", p, len(a.Files[p]))
+		h.Write(a.Files[p])
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+}
+
+// repository strips the tag and digest of an image reference.
+func repository(ref string) string {
+	if i := strings.Index(ref, "@"); i >= 0 {
+		ref = ref[:i]
+	}
+	if i := strings.LastIndex(ref, ":"); i > strings.LastIndex(ref, "/") {
+		ref = ref[:i]
+	}
+	return ref
+}
+
+func readLock(root string) (*lock.Lock, error) {
+	p := filepath.Join(root, filepath.FromSlash(lock.Path))
+	if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	l, err := lock.Read(p)
+	if err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// pinFromLock makes a run reproduce the lock's inputs: the bundle and payloads by digest
+// (keeping their tags, which carry versions) and the snapshot-assets source.
+func pinFromLock(o *Options, l *lock.Lock) error {
+	if o.OCP == "" {
+		o.OCP = l.OCP
+	}
+	if o.OCP != l.OCP {
+		return fmt.Errorf("--check: --ocp %s differs from the lock file's ocp %s", o.OCP, l.OCP)
+	}
+	if l.Bundle.Ref == "" || l.Bundle.Digest == "" {
+		return fmt.Errorf("--check: lock file %s: bundle ref and digest are required", lock.Path)
+	}
+	o.Source.BundleRef = l.Bundle.Ref + "@" + l.Bundle.Digest
+	o.Source.ReleaseRefs = map[string]string{}
+	var arches []string
+	for _, p := range l.Payloads {
+		if p.Ref == "" || p.Digest == "" {
+			return fmt.Errorf("--check: lock file %s: payload %s: ref and digest are required", lock.Path, p.Arch)
+		}
+		o.Source.ReleaseRefs[p.Arch] = p.Ref + "@" + p.Digest
+		arches = append(arches, p.Arch)
+	}
+	o.Source.Arches = arches
+	if l.SnapshotAssets.Source != "" && o.SnapshotAssets == "" {
+		o.SnapshotAssets = l.SnapshotAssets.Source
+	}
+	return nil
+}
+
+func payloadRef(res *source.Resolution, arch string) string {
+	for _, p := range res.Payloads {
+		if p.Arch == arch {
+			return p.Ref
+		}
+	}
+	return arch
+}
+
+func snapshotObjects(s *snapshot.Result) []*unstructured.Unstructured {
+	if s == nil {
+		return nil
+	}
+	return s.Objects
+}
+
+func summarizePlan(p *tree.Plan) string {
+	var parts []string
+	add := func(verb string, paths []string) {
+		if len(paths) > 0 {
+			parts = append(parts, fmt.Sprintf("%d to %s (%s)", len(paths), verb, strings.Join(paths, ", ")))
+		}
+	}
+	add("add", p.Add)
+	add("change", p.Change)
+	add("remove", p.Remove)
+	return strings.Join(parts, "; ")
+}

@@ -1,0 +1,61 @@
+package source
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+)
+
+func TestMirrorURL(t *testing.T) {
+	s := &Source{opts: Options{
+		Mirrors:  []Mirror{{Source: "github.com", Mirror: "127.0.0.1:5000/github.com"}, {Source: "example.com/a", Mirror: "mirror.example.org/b"}},
+		Insecure: []string{"insecure.example:8443"},
+	}}
+	cases := []struct{ in, want string }{
+		{"https://github.com/openshift/x/archive/abc.tar.gz", "http://127.0.0.1:5000/github.com/openshift/x/archive/abc.tar.gz"},
+		{"https://example.com/a/file.tgz?x=1", "https://mirror.example.org/b/file.tgz?x=1"},
+		{"https://example.com/ab/file.tgz", "https://example.com/ab/file.tgz"},
+		{"https://other.example/file", "https://other.example/file"},
+	}
+	for _, tc := range cases {
+		u, err := parseURLForTest(tc.in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s.mirrorURL(u).String(); got != tc.want {
+			t.Errorf("mirrorURL(%s) = %s, want %s", tc.in, got, tc.want)
+		}
+	}
+}
+
+// TestFetchURLThroughMirror fetches a canonical https URL from a loopback mirror.
+func TestFetchURLThroughMirror(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/github.com/openshift/op/archive/c0ffee.tar.gz" {
+			http.NotFound(w, r)
+			return
+		}
+		io.WriteString(w, "archive bytes")
+	}))
+	defer srv.Close()
+	host := strings.TrimPrefix(srv.URL, "http://")
+	s, err := New(Options{CacheDir: t.TempDir(), Mirrors: []Mirror{{Source: "github.com", Mirror: host + "/github.com"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc, err := s.FetchURL(context.Background(), "https://github.com/openshift/op/archive/c0ffee.tar.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	b, _ := io.ReadAll(rc)
+	if string(b) != "archive bytes" {
+		t.Fatalf("got %q", b)
+	}
+}
+
+func parseURLForTest(s string) (*url.URL, error) { return url.Parse(s) }
