@@ -64,8 +64,6 @@ type Options struct {
 	// SnapshotAssets is a URL template with {commit}, a directory or a tarball
 	// (default DefaultSnapshotAssets).
 	SnapshotAssets string
-	// Namespace overrides the era's namespace for LVMS objects.
-	Namespace string
 	// Mode selects write, dry-run, diff or check (default write).
 	Mode Mode
 	// Commit makes git commits in the checkout per phase (lock, images, manifests).
@@ -280,7 +278,6 @@ func (r *runner) run(ctx context.Context) error {
 	if err := r.phase("translate", func() error {
 		var err error
 		tr, err = bundle.Translate(b, r.era, bundle.Options{
-			Namespace:  r.opts.Namespace,
 			VersionTag: res.Resolution.Bundle.Version,
 		})
 		if err != nil {

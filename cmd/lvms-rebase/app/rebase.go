@@ -28,7 +28,6 @@ type rebaseFlags struct {
 	ocp            string
 	microshiftDir  string
 	snapshotAssets string
-	namespace      string
 	dryRun         bool
 	diff           bool
 	check          bool
@@ -50,7 +49,6 @@ func configureRebase(root *cobra.Command, streams IOStreams) {
 	fl.StringVar(&f.microshiftDir, "microshift-dir", ".", "root of the MicroShift checkout to write into")
 	fl.StringVar(&f.snapshotAssets, "snapshot-assets", "",
 		"where the csi-snapshot-controller operator assets come from: a URL template with {commit}, a directory or a tarball\n(default "+rebase.DefaultSnapshotAssets+"; with --check the lock file's)")
-	fl.StringVar(&f.namespace, "namespace", "", "override the namespace of the LVMS objects (default: the era's, openshift-storage)")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "resolve and render, print the plan (references, digests, files to add/change/remove); write nothing")
 	fl.BoolVar(&f.diff, "diff", false, "like --dry-run, and print a unified diff against the tree")
 	fl.BoolVar(&f.check, "check", false, "re-render from the lock file's inputs; exit 3 when the tree differs (CI verify step)")
@@ -115,7 +113,6 @@ func runRebase(ctx context.Context, f *rebaseFlags, streams IOStreams) error {
 		MicroShiftDir:  f.microshiftDir,
 		Source:         srcOpts,
 		SnapshotAssets: f.snapshotAssets,
-		Namespace:      f.namespace,
 		Mode:           mode,
 		Commit:         f.commit,
 		PRBody:         f.prBody,
