@@ -1,0 +1,107 @@
+package rebase
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	lvmsrebase "github.com/lvms-rebase/lvms-rebase"
+	"github.com/lvms-rebase/lvms-rebase/rebase/source"
+	"github.com/lvms-rebase/lvms-rebase/rebase/testregistry"
+)
+
+// brokenOverlay is the embedded kustomize tree with the era's overlay replaced by one that
+// references a missing resource, so that only the render phase can fail.
+func brokenOverlay(t *testing.T, overlay string) fs.FS {
+	t.Helper()
+	m := fstest.MapFS{}
+	err := fs.WalkDir(lvmsrebase.Kustomize, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := fs.ReadFile(lvmsrebase.Kustomize, p)
+		m[p] = &fstest.MapFile{Data: data, Mode: 0o644}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m[overlay+"/kustomization.yaml"] = &fstest.MapFile{Data: []byte("resources:\n- does-not-exist.yaml\n"), Mode: 0o644}
+	return m
+}
+
+func hashTree(t *testing.T, root string) string {
+	t.Helper()
+	h := sha256.New()
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		h.Write([]byte(rel + "\x00"))
+		if !d.IsDir() {
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			h.Write(data)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func copyDir(t *testing.T, src string) string {
+	t.Helper()
+	dst := t.TempDir()
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+func TestRenderErrorLeavesTreeUntouched(t *testing.T) {
+	reg := testregistry.NewForTest(t, testregistry.Options{})
+	dir := copyDir(t, "../testdata/microshift")
+	before := hashTree(t, dir)
+	mirrors := []source.Mirror{
+		{Source: "registry.redhat.io", Mirror: reg.Host() + "/registry.redhat.io"},
+		{Source: "quay.io", Mirror: reg.Host() + "/quay.io"},
+		{Source: "github.com", Mirror: reg.Host() + "/github.com"},
+	}
+	_, err := Run(context.Background(), Options{
+		OCP:           "4.18",
+		MicroShiftDir: dir,
+		Source:        source.Options{Mirrors: mirrors, CacheDir: t.TempDir()},
+		Kustomize:     brokenOverlay(t, "overlays/lvms/4.18"),
+	})
+	if err == nil || !strings.Contains(err.Error(), "does-not-exist.yaml") {
+		t.Fatalf("Run with a broken overlay: error %v, want one naming does-not-exist.yaml", err)
+	}
+	if hashTree(t, dir) != before {
+		t.Fatal("a failed render changed the tree")
+	}
+}
