@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -427,14 +428,23 @@ func TestAuth(t *testing.T) {
 			t.Setenv("XDG_CONFIG_HOME", "")
 			t.Setenv("DOCKER_CONFIG", "")
 			o.AuthFile = tc.setup(t, home)
+			var logs strings.Builder
+			o.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 			s, err := New(o)
 			if err != nil {
 				t.Fatal(err)
 			}
 			_, err = s.FetchPayload(ctx(t), ref, t.TempDir())
+			if strings.Contains(logs.String(), "s3cret-token") || strings.Contains(logs.String(), "wrong-password") {
+				t.Fatalf("log leaks a credential: %s", logs.String())
+			}
 			if tc.err == "" {
 				if err != nil {
 					t.Fatal(err)
+				}
+				// The log says which file supplied the credentials.
+				if !strings.Contains(logs.String(), "using registry credentials") || !strings.Contains(logs.String(), "authFile=") {
+					t.Fatalf("log does not name the auth file: %s", logs.String())
 				}
 				return
 			}

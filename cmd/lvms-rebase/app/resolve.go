@@ -61,9 +61,9 @@ func runResolve(ctx context.Context, f *resolveFlags, streams IOStreams) error {
 	var h slog.Handler
 	switch f.logFormat {
 	case "text":
-		h = slog.NewTextHandler(streams.ErrOut, &slog.HandlerOptions{Level: slog.LevelWarn})
+		h = slog.NewTextHandler(streams.ErrOut, &slog.HandlerOptions{Level: slog.LevelInfo})
 	case "json":
-		h = slog.NewJSONHandler(streams.ErrOut, &slog.HandlerOptions{Level: slog.LevelWarn})
+		h = slog.NewJSONHandler(streams.ErrOut, &slog.HandlerOptions{Level: slog.LevelInfo})
 	default:
 		return usageError("--log-format: expected text or json, got %q", f.logFormat)
 	}
