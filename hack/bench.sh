@@ -19,8 +19,9 @@ mkdir -p "$OUT" _output/bin
 
 echo "== two-arch rebase vs stock tools"
 "$GO" build -o _output/bin/bench ./hack/bench
+"$GO" build -o _output/bin/bench-rusage ./hack/bench/rusage
 # shellcheck disable=SC2086 # BENCH_FLAGS is a list of flags
-_output/bin/bench -bin "$BIN" -out "$OUT" ${BENCH_FLAGS:-}
+_output/bin/bench -bin "$BIN" -rusage _output/bin/bench-rusage -out "$OUT" ${BENCH_FLAGS:-}
 
 [ "${GO_BENCH:-1}" = 0 ] && exit 0
 echo

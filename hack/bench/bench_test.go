@@ -285,24 +285,3 @@ func TestBytesByKind(t *testing.T) {
 		t.Errorf("bytesByKind(empty) = %+v", got)
 	}
 }
-
-func TestRusageWrapper(t *testing.T) {
-	out := filepath.Join(t.TempDir(), "usage.json")
-	if err := rusageMain([]string{"-o", out, "--", "sh", "-c", "exit 0"}); err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var u usage
-	if err := json.Unmarshal(data, &u); err != nil {
-		t.Fatal(err)
-	}
-	if u.WallSeconds <= 0 || u.PeakRSSKiB <= 0 {
-		t.Errorf("usage = %+v; want a positive wall time and peak RSS", u)
-	}
-	if err := rusageMain([]string{"-o", out}); err == nil {
-		t.Error("rusageMain without a command succeeded")
-	}
-}

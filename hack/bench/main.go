@@ -39,8 +39,6 @@ func main() {
 	switch {
 	case len(os.Args) > 1 && os.Args[1] == "peer":
 		err = peerMain(os.Args[2:])
-	case len(os.Args) > 1 && os.Args[1] == "rusage":
-		err = rusageMain(os.Args[2:])
 	default:
 		err = benchMain(os.Args[1:])
 	}
@@ -56,6 +54,7 @@ func main() {
 // options are the bench's flags.
 type options struct {
 	bin        string
+	rusage     string
 	out        string
 	microshift string
 	filler     int64
@@ -67,6 +66,7 @@ func parseOptions(args []string) (*options, error) {
 	o := &options{}
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.StringVar(&o.bin, "bin", "_output/bin/lvms-rebase", "the lvms-rebase binary to measure")
+	fs.StringVar(&o.rusage, "rusage", "_output/bin/bench-rusage", "the measuring wrapper built from hack/bench/rusage")
 	fs.StringVar(&o.out, "out", "_output/bench", "directory for result.json, logs and work trees (wiped per minor)")
 	fs.StringVar(&o.microshift, "microshift", "testdata/microshift", "MicroShift-like tree copied as the rebase target")
 	fs.Int64Var(&o.filler, "filler", 150<<20, "incompressible filler bytes per payload image")
@@ -98,7 +98,7 @@ func parseOptions(args []string) (*options, error) {
 			o.kubectl = p
 		}
 	}
-	for _, p := range []*string{&o.bin, &o.out, &o.microshift} {
+	for _, p := range []*string{&o.bin, &o.rusage, &o.out, &o.microshift} {
 		abs, err := filepath.Abs(*p)
 		if err != nil {
 			return nil, err
@@ -107,6 +107,9 @@ func parseOptions(args []string) (*options, error) {
 	}
 	if st, err := os.Stat(o.bin); err != nil || st.IsDir() {
 		return nil, fmt.Errorf("-bin %s: expected the lvms-rebase binary (make build)", o.bin)
+	}
+	if st, err := os.Stat(o.rusage); err != nil || st.IsDir() {
+		return nil, fmt.Errorf("-rusage %s: expected the wrapper binary (go build -o %s ./hack/bench/rusage)", o.rusage, o.rusage)
 	}
 	return o, nil
 }
@@ -278,7 +281,7 @@ func benchMinor(ctx context.Context, o *options, reg *testregistry.Registry, set
 		fmt.Fprintf(os.Stderr, "bench: --ocp %s: lvms-rebase %s\n", ocp, run.name)
 		stdout := filepath.Join(dir, "lvms-rebase-"+run.name+".json")
 		reg.ResetStats()
-		m, err := runChild(ctx, o.bin, args, stdout, filepath.Join(dir, "lvms-rebase-"+run.name+".log"))
+		m, err := runChild(ctx, o.rusage, o.bin, args, stdout, filepath.Join(dir, "lvms-rebase-"+run.name+".log"))
 		if err != nil {
 			return nil, err
 		}
@@ -335,7 +338,7 @@ func benchMinor(ctx context.Context, o *options, reg *testregistry.Registry, set
 	}
 	fmt.Fprintf(os.Stderr, "bench: --ocp %s: stock pipeline (crane export + kubectl kustomize)\n", ocp)
 	reg.ResetStats()
-	m, err := runChild(ctx, self, []string{"peer", "-spec", specPath, "-result", resultPath},
+	m, err := runChild(ctx, o.rusage, self, []string{"peer", "-spec", specPath, "-result", resultPath},
 		filepath.Join(dir, "stock.out"), filepath.Join(dir, "stock.log"))
 	if err != nil {
 		return nil, err
@@ -375,12 +378,12 @@ func benchMinor(ctx context.Context, o *options, reg *testregistry.Registry, set
 
 // runChild runs name with args, stdout and stderr going to files, and measures it.
 //
-// The command runs under `bench rusage`, a small wrapper process, rather than straight
-// from here: Go starts children with vfork semantics, and Linux carries the parent's RSS
+// The command runs under the rusage wrapper (hack/bench/rusage) rather than straight from
+// here: Go starts children with vfork semantics, and Linux carries the parent's RSS
 // high-water mark over the exec into the child's ru_maxrss, so a direct child of this
 // process (which holds the fixture set) would report at least this process's RSS. The
-// wrapper's own footprint (a few MiB of Go runtime) is the floor instead.
-func runChild(ctx context.Context, name string, args []string, stdoutPath, stderrPath string) (Measurement, error) {
+// wrapper's own few MiB are the floor instead.
+func runChild(ctx context.Context, rusage, name string, args []string, stdoutPath, stderrPath string) (Measurement, error) {
 	stdout, err := os.Create(stdoutPath)
 	if err != nil {
 		return Measurement{}, err
@@ -391,12 +394,8 @@ func runChild(ctx context.Context, name string, args []string, stdoutPath, stder
 		return Measurement{}, err
 	}
 	defer stderr.Close()
-	self, err := os.Executable()
-	if err != nil {
-		return Measurement{}, err
-	}
 	usagePath := stderrPath + ".rusage.json"
-	cmd := exec.CommandContext(ctx, self, append([]string{"rusage", "-o", usagePath, "--", name}, args...)...)
+	cmd := exec.CommandContext(ctx, rusage, append([]string{"-o", usagePath, "--", name}, args...)...)
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	if err := cmd.Run(); err != nil {
 		return Measurement{}, fmt.Errorf("%s %s: %w (log: %s)%s", filepath.Base(name), strings.Join(args, " "), err, stderrPath, tail(stderrPath))
@@ -412,41 +411,10 @@ func runChild(ctx context.Context, name string, args []string, stdoutPath, stder
 	return Measurement{WallSeconds: u.WallSeconds, PeakRSSKiB: u.PeakRSSKiB}, nil
 }
 
-// usage is what `bench rusage` measured of its command.
+// usage is what hack/bench/rusage measured (its Usage type).
 type usage struct {
 	WallSeconds float64 `json:"wallSeconds"`
 	PeakRSSKiB  int64   `json:"peakRSSKiB"`
-}
-
-// rusageMain is `bench rusage -o FILE -- CMD ARGS…`: run CMD with this process's stdio,
-// write its wall time and peak RSS to FILE, and exit with its exit status.
-func rusageMain(args []string) error {
-	fs := flag.NewFlagSet("bench rusage", flag.ContinueOnError)
-	out := fs.String("o", "", "where to write the measured usage as JSON")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if *out == "" || fs.NArg() == 0 {
-		return errors.New("usage: bench rusage -o FILE -- CMD [ARGS…]")
-	}
-	cmd := exec.Command(fs.Arg(0), fs.Args()[1:]...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	// Signals reach the whole process group from a terminal; the child handles them itself.
-	signal.Ignore(os.Interrupt, syscall.SIGTERM)
-	start := time.Now()
-	runErr := cmd.Run()
-	u := usage{WallSeconds: time.Since(start).Seconds()}
-	if cmd.ProcessState == nil {
-		return runErr
-	}
-	u.PeakRSSKiB = peakRSSKiB(cmd.ProcessState)
-	if err := writeJSON(*out, u); err != nil {
-		return err
-	}
-	if runErr != nil {
-		os.Exit(cmd.ProcessState.ExitCode())
-	}
-	return nil
 }
 
 // tail returns the last lines of a log for an error message.
