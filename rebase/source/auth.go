@@ -171,6 +171,19 @@ func (k *fileKeychain) Resolve(res authn.Resource) (authn.Authenticator, error) 
 		k.used[reg] = desc
 		return authn.FromConfig(cfg), nil
 	}
+	// No file has a plain entry: docker's credsStore/credHelpers (which run helper
+	// binaries) are left to ggcr's default keychain, which reads the same docker config.
+	if a, err := authn.DefaultKeychain.Resolve(res); err == nil && a != authn.Anonymous {
+		dockerCfg := "docker config.json"
+		for _, f := range k.files {
+			if f.origin == "docker config.json" {
+				dockerCfg = f.path
+			}
+		}
+		k.used[reg] = "a docker credential helper named in " + dockerCfg
+		k.log.Info("using registry credentials", "registry", reg, "authFile", dockerCfg, "from", "docker credential helper")
+		return a, nil
+	}
 	k.used[reg] = ""
 	return authn.Anonymous, nil
 }

@@ -412,6 +412,22 @@ func TestAuth(t *testing.T) {
 			writeAuthFile(t, filepath.Join(home, ".docker", "config.json"), host+"/quay.io", "robot", "s3cret-token")
 			return ""
 		}},
+		{name: "docker credential helper", setup: func(t *testing.T, home string) string {
+			bin := t.TempDir()
+			helper := "#!/bin/sh\ncat >/dev/null\necho '{\"Username\":\"robot\",\"Secret\":\"s3cret-token\"}'\n"
+			if err := os.WriteFile(filepath.Join(bin, "docker-credential-lvmstest"), []byte(helper), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+			cfg := `{"credHelpers":{"` + host + `":"lvmstest"}}`
+			if err := os.MkdirAll(filepath.Join(home, ".docker"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(home, ".docker", "config.json"), []byte(cfg), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			return ""
+		}},
 		{name: "wrong password names registry and file", setup: func(t *testing.T, home string) string {
 			writeAuthFile(t, filepath.Join(home, ".pull-secret.json"), host, "robot", "wrong-password")
 			return ""
