@@ -60,7 +60,7 @@ func TestComputeRatios(t *testing.T) {
 		Cold:    Measurement{BytesFetched: 800, WallSeconds: 2, PeakRSSKiB: 1000},
 		Stock:   Measurement{BytesFetched: 8000, WallSeconds: 10, PeakRSSKiB: 3000},
 	}
-	r.computeRatios()
+	r.computeRatios(0)
 	want := MinorRatios{
 		ColdFetchedOverMinimal:  2,
 		StockFetchedOverMinimal: 20,
@@ -73,9 +73,25 @@ func TestComputeRatios(t *testing.T) {
 	}
 	// A zero cold measurement must not put Inf into result.json.
 	z := MinorResult{Stock: Measurement{BytesFetched: 1}}
-	z.computeRatios()
+	z.computeRatios(0)
 	if _, err := json.Marshal(z); err != nil {
 		t.Errorf("marshal with zero denominators: %v", err)
+	}
+}
+
+func TestTransferSeconds(t *testing.T) {
+	for _, tc := range []struct {
+		n    int64
+		mbps float64
+		want float64
+	}{
+		{100e6 / 8, 100, 1},
+		{300 << 20, 100, 25.165824},
+		{1 << 20, 0, 0},
+	} {
+		if got := transferSeconds(tc.n, tc.mbps); math.Abs(got-tc.want) > 1e-9 {
+			t.Errorf("transferSeconds(%d, %v) = %v, want %v", tc.n, tc.mbps, got, tc.want)
+		}
 	}
 }
 
@@ -234,7 +250,7 @@ func TestCopyTreeAndCountYAML(t *testing.T) {
 }
 
 func TestWriteTable(t *testing.T) {
-	r := &Report{Go: "go1.26 linux/amd64", CPUs: 2, FillerBytes: 150 << 20, Kubectl: "absent", BuildSeconds: 1, PushSeconds: 2}
+	r := &Report{Go: "go1.26 linux/amd64", CPUs: 2, FillerBytes: 150 << 20, Kubectl: "absent", BuildSeconds: 1, PushSeconds: 2, LinkMbps: 100}
 	m := MinorResult{
 		OCP: "4.18", PayloadVersion: "4.18.4", Bundle: "v4.18.4-3", Files: 30,
 		Minimal: Minimal{Parts: []Part{{"bundle", 2048}, {"payload x86_64", 4096}}},
@@ -243,7 +259,7 @@ func TestWriteTable(t *testing.T) {
 		Stock:   Measurement{Name: "stock pipeline", WallSeconds: 5, BytesFetched: 300 << 20, Phases: []PhaseTime{{"export payloads", 4}}},
 		Notes:   []string{"kubectl not found"},
 	}
-	m.computeRatios()
+	m.computeRatios(r.LinkMbps)
 	r.Minors = append(r.Minors, m)
 	var b strings.Builder
 	if err := r.WriteTable(&b); err != nil {
@@ -260,6 +276,7 @@ func TestWriteTable(t *testing.T) {
 		"minimal bytes needed: 6.0 KiB (6144 B) = bundle 2.0 KiB, payload x86_64 4.0 KiB",
 		"stock / lvms-rebase cold: wall 4.00x, bytes 38400x",
 		"stock phases: export payloads 4.00s",
+		"at 100 Mbit/s (estimate, not measured): lvms-rebase cold 0.00s, stock 25.17s",
 		"note: kubectl not found",
 	} {
 		if !strings.Contains(out, want) {

@@ -60,6 +60,7 @@ type options struct {
 	filler     int64
 	ocp        []string
 	kubectl    string
+	linkMbps   float64
 }
 
 func parseOptions(args []string) (*options, error) {
@@ -72,6 +73,7 @@ func parseOptions(args []string) (*options, error) {
 	fs.Int64Var(&o.filler, "filler", 150<<20, "incompressible filler bytes per payload image")
 	ocp := fs.String("ocp", "4.18,4.17", "comma-separated OpenShift minors to rebase onto, one bench each")
 	fs.StringVar(&o.kubectl, "kubectl", "", `kubectl for the stock pipeline (default: from PATH; "none" skips kubectl kustomize)`)
+	fs.Float64Var(&o.linkMbps, "link-mbps", 100, "link rate for the download-time estimate printed next to the loopback figures (0: none)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -157,6 +159,7 @@ func benchMain(args []string) error {
 		CPUs:        runtime.NumCPU(),
 		FillerBytes: o.filler,
 		Kubectl:     kubectlVersion(ctx, o.kubectl),
+		LinkMbps:    o.linkMbps,
 	}
 	minors, err := fixtureMinors(o.ocp)
 	if err != nil {
@@ -372,7 +375,7 @@ func benchMinor(ctx context.Context, o *options, reg *testregistry.Registry, set
 	if mr.Minimal, err = minimalBytes(ctx, reg.Host(), lk, set); err != nil {
 		return nil, fmt.Errorf("computing the minimal bytes: %w", err)
 	}
-	mr.computeRatios()
+	mr.computeRatios(o.linkMbps)
 	return mr, nil
 }
 

@@ -69,7 +69,24 @@ type MinorResult struct {
 	Stock          Measurement `json:"stock"`
 	StockObjects   int         `json:"stockObjects"`
 	Ratios         MinorRatios `json:"ratios"`
-	Notes          []string    `json:"notes,omitempty"`
+	// Transfer estimates the download time of each pipeline's bytes over Report.LinkMbps,
+	// since loopback makes bytes nearly free and hides what a real registry costs.
+	Transfer TransferEstimate `json:"transferEstimate"`
+	Notes    []string         `json:"notes,omitempty"`
+}
+
+// TransferEstimate is bytes*8 / link rate, in seconds: arithmetic, not a measurement.
+type TransferEstimate struct {
+	ColdSeconds  float64 `json:"coldSeconds"`
+	StockSeconds float64 `json:"stockSeconds"`
+}
+
+// transferSeconds is how long n bytes take at mbps megabits per second (0 when unknown).
+func transferSeconds(n int64, mbps float64) float64 {
+	if mbps <= 0 {
+		return 0
+	}
+	return float64(n) * 8 / (mbps * 1e6)
 }
 
 // MinorRatios relate the measurements; 0 means undefined (a zero denominator).
@@ -87,6 +104,7 @@ type Report struct {
 	CPUs         int           `json:"cpus"`
 	FillerBytes  int64         `json:"fillerBytesPerPayload"`
 	Kubectl      string        `json:"kubectl"` // version line, or "absent"
+	LinkMbps     float64       `json:"linkMbps"`
 	BuildSeconds float64       `json:"fixtureBuildSeconds"`
 	PushSeconds  float64       `json:"fixturePushSeconds"`
 	Minors       []MinorResult `json:"minors"`
@@ -100,8 +118,12 @@ func ratio(a, b float64) float64 {
 	return a / b
 }
 
-// computeRatios fills r.Ratios and r.MinimalBytes from the measurements.
-func (r *MinorResult) computeRatios() {
+// computeRatios fills r.Ratios, r.MinimalBytes and r.Transfer from the measurements.
+func (r *MinorResult) computeRatios(linkMbps float64) {
+	r.Transfer = TransferEstimate{
+		ColdSeconds:  transferSeconds(r.Cold.BytesFetched, linkMbps),
+		StockSeconds: transferSeconds(r.Stock.BytesFetched, linkMbps),
+	}
 	r.MinimalBytes = r.Minimal.Total()
 	r.Ratios = MinorRatios{
 		ColdFetchedOverMinimal:  ratio(float64(r.Cold.BytesFetched), float64(r.MinimalBytes)),
@@ -166,6 +188,10 @@ func (r *Report) WriteTable(w io.Writer) error {
 		fmt.Fprintf(&b, "minimal bytes needed: %s (%d B) = %s\n", humanBytes(m.MinimalBytes), m.MinimalBytes, strings.Join(parts, ", "))
 		fmt.Fprintf(&b, "stock / lvms-rebase cold: wall %s, bytes %s, peak RSS %s\n",
 			times(m.Ratios.StockOverColdWall), times(m.Ratios.StockOverColdBytes), times(m.Ratios.StockOverColdRSS))
+		if r.LinkMbps > 0 {
+			fmt.Fprintf(&b, "download time of those bytes at %g Mbit/s (estimate, not measured): lvms-rebase cold %s, stock %s\n",
+				r.LinkMbps, seconds(m.Transfer.ColdSeconds), seconds(m.Transfer.StockSeconds))
+		}
 		if len(m.Stock.Phases) > 0 {
 			ph := make([]string, 0, len(m.Stock.Phases))
 			for _, p := range m.Stock.Phases {
