@@ -28,6 +28,13 @@ func ParseMirror(s string) (Mirror, error) {
 	if !ok || src == "" || dst == "" {
 		return Mirror{}, fmt.Errorf("mirror %q: want SRC=DST, e.g. registry.redhat.io=mirror.example.com:5000/rh", s)
 	}
+	for _, side := range []string{src, dst} {
+		host, _, _ := strings.Cut(side, "/")
+		// Without a registry host, "mirror/x" would silently mean Docker Hub.
+		if !strings.ContainsAny(host, ".:") && host != "localhost" {
+			return Mirror{}, fmt.Errorf("mirror %q: %q does not start with a registry host (HOST[:PORT][/PATH])", s, side)
+		}
+	}
 	return Mirror{Source: src, Mirror: dst}, nil
 }
 

@@ -520,10 +520,13 @@ spec:
 			t.Errorf("locations(%s, %v) = %v, want %v", tc.repo, tc.byDigest, got, tc.want)
 		}
 	}
+	if m, err := ParseMirror("registry.redhat.io/=localhost:5000/rh/"); err != nil || m != (Mirror{"registry.redhat.io", "localhost:5000/rh"}) {
+		t.Errorf("ParseMirror: %+v %v", m, err)
+	}
 	if _, err := parseIDMS("x", []byte("kind: Pod\n")); err == nil {
 		t.Error("wrong kind accepted")
 	}
-	for _, bad := range []string{"a", "=b", "a="} {
+	for _, bad := range []string{"a", "=b", "a=", "registry.redhat.io=seeded/registry.redhat.io", "lvms4=quay.io/x"} {
 		if _, err := ParseMirror(bad); err == nil {
 			t.Errorf("ParseMirror(%q) accepted", bad)
 		}
