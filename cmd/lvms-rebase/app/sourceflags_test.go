@@ -54,12 +54,13 @@ func TestSourceFlags(t *testing.T) {
 		{name: "one arch pinned only", args: []string{"--ocp-release-x86_64", "quay.io/r:4.18.0-x86_64"}, err: "not aarch64"},
 		{name: "pin for an arch not asked for", args: []string{"--arch", "x86_64", "--ocp-release-x86_64", "a:b", "--ocp-release-aarch64", "c:d"}, err: "aarch64 is not in --arch"},
 		{name: "bad arch", args: []string{"--arch", "x86_64,mips"}, err: "mips"},
-		{name: "mirrors", args: []string{"--mirror", "registry.redhat.io=127.0.0.1:5000/rh", "--mirror", "quay.io=m/q"}, check: func(t *testing.T, o source.Options) {
+		{name: "mirrors", args: []string{"--mirror", "registry.redhat.io=127.0.0.1:5000/rh", "--mirror", "quay.io=m.local/q"}, check: func(t *testing.T, o source.Options) {
 			if len(o.Mirrors) != 2 || o.Mirrors[0].Mirror != "127.0.0.1:5000/rh" {
 				t.Fatal(o.Mirrors)
 			}
 		}},
 		{name: "bad mirror", args: []string{"--mirror", "nope"}, err: "SRC=DST"},
+		{name: "mirror without a host", args: []string{"--mirror", "registry.redhat.io=seeded/rh"}, err: "registry host"},
 		{name: "sizes", args: []string{"--max-file-size", "1Gi", "--max-image-size", "2GiB"}, check: func(t *testing.T, o source.Options) {
 			if o.MaxFileSize != 1<<30 || o.MaxImageSize != 2<<30 {
 				t.Fatal(o.MaxFileSize, o.MaxImageSize)
