@@ -359,7 +359,7 @@ func benchMinor(ctx context.Context, o *options, reg *testregistry.Registry, set
 	m.Phases = pr.Phases
 	if o.kubectl == "" {
 		m.Name = "stock (no kubectl)"
-		mr.Notes = append(mr.Notes, "kubectl not found: the stock pipeline's kustomize step did not run")
+		mr.Notes = append(mr.Notes, "no kubectl (not on PATH, or -kubectl none): the stock pipeline's kustomize step did not run")
 	}
 	mr.Stock = m
 	mr.StockObjects = pr.Objects
