@@ -60,23 +60,8 @@ func TestLoadFixtures(t *testing.T) {
 // copyBundle copies a fixture bundle into a temp dir for mutation.
 func copyBundle(t testing.TB, name string) string {
 	t.Helper()
-	src := filepath.Join("testdata", "bundles", name)
 	dst := t.TempDir()
-	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
-	})
-	if err != nil {
+	if err := os.CopyFS(dst, os.DirFS(filepath.Join("testdata", "bundles", name))); err != nil {
 		t.Fatal(err)
 	}
 	return dst
