@@ -419,6 +419,9 @@ func TestAuth(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+			// docker/cli caches the config directory derived from HOME once per process;
+			// naming it keeps repeated runs (-count) honest.
+			t.Setenv("DOCKER_CONFIG", filepath.Join(home, ".docker"))
 			cfg := `{"credHelpers":{"` + host + `":"lvmstest"}}`
 			if err := os.MkdirAll(filepath.Join(home, ".docker"), 0o755); err != nil {
 				t.Fatal(err)
