@@ -245,9 +245,9 @@ func sanitize(u *unstructured.Unstructured) (*unstructured.Unstructured, error) 
 		return nil, err
 	}
 	delete(m, "status")
-	if md, ok := m["metadata"].(map[string]any); ok {
-		delete(md, "creationTimestamp")
-	}
+	// Zero metav1.Time fields (creationTimestamp, also in pod templates) marshal as null; a null in
+	// an apply configuration is noise at best, so none are sent.
+	dropNulls(m)
 	out := &unstructured.Unstructured{Object: m}
 	out.SetGroupVersionKind(gvk)
 	return out, nil
@@ -282,3 +282,20 @@ func (r ObjectRef) gvk() schema.GroupVersionKind {
 }
 
 func bufioReader(b []byte) *bufio.Reader { return bufio.NewReader(bytes.NewReader(b)) }
+
+func dropNulls(v any) {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, val := range x {
+			if val == nil {
+				delete(x, k)
+				continue
+			}
+			dropNulls(val)
+		}
+	case []any:
+		for _, val := range x {
+			dropNulls(val)
+		}
+	}
+}

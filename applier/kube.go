@@ -98,7 +98,7 @@ func (k *kube) run(ctx context.Context, pl *plan, res *Result) error {
 
 func (k *kube) resource(ctx context.Context, gvk schema.GroupVersionKind, ns string, wait bool) (dynamic.ResourceInterface, bool, error) {
 	var mapping *meta.RESTMapping
-	err := k.poll(ctx, k.o.WaitTimeout, func() (bool, error) {
+	err := k.poll(ctx, k.o.WaitTimeout, k.shortPoll(), func() (bool, error) {
 		m, err := k.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 		if meta.IsNoMatchError(err) && wait {
 			k.mapper.Reset() // a CRD applied moments ago may not be in discovery yet
@@ -304,7 +304,7 @@ func (k *kube) waitEstablished(ctx context.Context, crds []object) error {
 	for _, c := range crds {
 		name := c.obj.GetName()
 		var last string
-		err := k.poll(ctx, k.o.WaitTimeout, func() (bool, error) {
+		err := k.poll(ctx, k.o.WaitTimeout, k.shortPoll(), func() (bool, error) {
 			u, err := k.dyn.Resource(gvr).Get(ctx, name, metav1.GetOptions{})
 			if err != nil {
 				last = err.Error()
@@ -358,7 +358,7 @@ func (k *kube) deleteLegacy(ctx context.Context, refs []ObjectRef, res *Result) 
 		gone = append(gone, pending{ref, ri})
 	}
 	for _, p := range gone {
-		err := k.poll(ctx, k.o.DeleteTimeout, func() (bool, error) {
+		err := k.poll(ctx, k.o.DeleteTimeout, k.shortPoll(), func() (bool, error) {
 			_, err := p.ri.Get(ctx, p.ref.Name, metav1.GetOptions{})
 			if apierrors.IsNotFound(err) {
 				return true, nil
@@ -378,7 +378,7 @@ func (k *kube) waitReady(ctx context.Context, refs []ObjectRef) error {
 	defer cancel()
 	for _, ref := range refs {
 		var state string
-		err := k.poll(ctx, k.o.WaitTimeout, func() (bool, error) {
+		err := k.poll(ctx, k.o.WaitTimeout, k.o.PollInterval, func() (bool, error) {
 			ri, _, err := k.resource(ctx, ref.gvk(), ref.Namespace, false)
 			if err != nil {
 				return false, err
@@ -430,11 +430,11 @@ func rolloutComplete(u *unstructured.Unstructured) (bool, string) {
 	return true, "ready"
 }
 
-// poll calls f every PollInterval until it returns true, an error, or timeout/ctx ends.
-func (k *kube) poll(ctx context.Context, timeout time.Duration, f func() (bool, error)) error {
+// poll calls f every interval until it returns true, an error, or timeout/ctx ends.
+func (k *kube) poll(ctx context.Context, timeout, interval time.Duration, f func() (bool, error)) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	t := time.NewTicker(k.o.PollInterval)
+	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
 		ok, err := f()
@@ -448,3 +448,8 @@ func (k *kube) poll(ctx context.Context, timeout time.Duration, f func() (bool, 
 		}
 	}
 }
+
+// shortPoll is the interval for waits that normally end within a second (CRD establishment,
+// discovery catching up, deletions without finalizers): polling those at the readiness interval
+// would add a second per CRD to every first start.
+func (k *kube) shortPoll() time.Duration { return min(k.o.PollInterval, 100*time.Millisecond) }

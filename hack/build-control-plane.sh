@@ -18,10 +18,18 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 OUT_DIR="${OUT_DIR:-${ROOT}/_output/tools/k8s-${K8S_VERSION}-etcd-${ETCD_VERSION}}"
 GO="${GO:-go}"
 
+# first_line prints the first line of a command's output; piping into head would kill the
+# command with SIGPIPE, which pipefail turns into a failed build.
+first_line() {
+	local out
+	out="$("$@")"
+	echo "${out%%$'\n'*}"
+}
+
 if [[ -x "${OUT_DIR}/kube-apiserver" && -x "${OUT_DIR}/etcd" ]]; then
 	echo "control plane already built in ${OUT_DIR}:"
 	"${OUT_DIR}/kube-apiserver" --version
-	"${OUT_DIR}/etcd" --version | head -n 1
+	first_line "${OUT_DIR}/etcd" --version
 	exit 0
 fi
 
@@ -69,7 +77,7 @@ echo "building kube-apiserver ${K8S_VERSION} and etcd ${ETCD_VERSION} (${#STAGIN
 "${GO}" build -trimpath -o "${STAGE}/etcd" -ldflags "-s -w" ./etcd
 
 "${STAGE}/kube-apiserver" --version
-"${STAGE}/etcd" --version | head -n 1
+first_line "${STAGE}/etcd" --version
 
 # Rename the finished directory into place; a concurrent build that won the race is kept.
 if [[ -e "${OUT_DIR}" ]]; then

@@ -11,12 +11,19 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	crlog "sigs.k8s.io/controller-runtime/pkg/log"
 )
+
+// quietLogs keeps controller-runtime from printing a stack trace about its unset logger; envtest's
+// own progress is not interesting in test output.
+var quietLogs sync.Once
 
 // AssetsEnv names the directory holding the kube-apiserver and etcd binaries.
 const AssetsEnv = "KUBEBUILDER_ASSETS"
@@ -50,6 +57,7 @@ func New() (*ControlPlane, error) {
 	if err != nil {
 		return nil, err
 	}
+	quietLogs.Do(func() { crlog.SetLogger(logr.Discard()) })
 	env := &envtest.Environment{
 		BinaryAssetsDirectory:    dir,
 		ControlPlaneStartTimeout: 60 * time.Second, // two shared cores: the default 20 s is tight

@@ -1,0 +1,133 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/lvms-rebase/lvms-rebase/applier"
+)
+
+func init() { subcommands = append(subcommands, newApplyCommand) }
+
+// applyFlags are the apply command's flag values.
+type applyFlags struct {
+	kubeconfig      string
+	assets          string
+	arch            string
+	lvmd            string
+	config          string
+	runtimeLvmdPath string
+	wait            bool
+	waitTimeout     time.Duration
+	timeout         time.Duration
+}
+
+func newApplyCommand(streams IOStreams) *cobra.Command {
+	f := &applyFlags{}
+	cmd := &cobra.Command{
+		Use:   "apply --kubeconfig K --assets DIR",
+		Short: "Apply MicroShift's storage assets (LVMS or TopoLVM, CSI snapshots) to a cluster, as MicroShift does at start-up",
+		Long: `apply runs the runtime applier MicroShift embeds against any cluster: it reads the storage
+section of --config and the lvmd config (--lvmd, or defaults from the host's volume groups),
+renders the assets under --assets (a MicroShift assets/ directory) with the images of --arch,
+and applies them with server-side apply. Objects already in the desired state are not written.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runApply(cmd.Context(), streams, f) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.kubeconfig, "kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig of the target cluster (default $KUBECONFIG)")
+	fl.StringVar(&f.assets, "assets", "", "MicroShift assets/ directory (components/lvms, components/csi-snapshot-controller, release)")
+	fl.StringVar(&f.arch, "arch", "", "architecture whose release JSON supplies the images: x86_64 or aarch64 (default: this machine's)")
+	fl.StringVar(&f.lvmd, "lvmd", applier.DefaultLvmdPath, "lvmd config file; when absent the volume groups reported by vgs decide")
+	fl.StringVar(&f.config, "config", "", "MicroShift config.yaml whose storage: section gates the components (default: none, i.e. defaults)")
+	fl.StringVar(&f.runtimeLvmdPath, "runtime-lvmd", applier.DefaultRuntimeLvmdPath, "where the LVMS era writes the lvmd copy vg-manager reads")
+	fl.BoolVar(&f.wait, "wait", false, "wait for the storage and snapshot workloads to become ready")
+	fl.DurationVar(&f.waitTimeout, "wait-timeout", 5*time.Minute, "how long --wait waits")
+	fl.DurationVar(&f.timeout, "timeout", 10*time.Minute, "overall deadline, including retries while the API server is unreachable")
+	return cmd
+}
+
+func runApply(ctx context.Context, streams IOStreams, f *applyFlags) error {
+	if f.assets == "" {
+		return usageError("--assets is required")
+	}
+	if f.kubeconfig == "" {
+		return usageError("--kubeconfig is required (or set KUBECONFIG)")
+	}
+	if st, err := os.Stat(f.assets); err != nil || !st.IsDir() {
+		return usageError("--assets %s: not a directory", f.assets)
+	}
+	restCfg, err := clientcmd.BuildConfigFromFlags("", f.kubeconfig)
+	if err != nil {
+		return fmt.Errorf("loading kubeconfig %s: %w", f.kubeconfig, err)
+	}
+	var storage applier.StorageConfig
+	if f.config != "" {
+		if _, err := os.Stat(f.config); err != nil {
+			return usageError("--config %s: %v", f.config, err)
+		}
+		if storage, err = applier.ReadStorageConfig(f.config); err != nil {
+			return err
+		}
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
+	defer stop()
+	ctx, cancel := context.WithTimeout(ctx, f.timeout)
+	defer cancel()
+
+	log := slog.New(slog.NewTextHandler(streams.ErrOut, nil))
+	res, err := applier.Apply(ctx, applier.Options{
+		Assets:          os.DirFS(f.assets),
+		Arch:            f.arch,
+		Storage:         storage,
+		LvmdPath:        f.lvmd,
+		RuntimeLvmdPath: f.runtimeLvmdPath,
+		RESTConfig:      restCfg,
+		Logger:          log,
+		Wait:            f.wait,
+		WaitTimeout:     f.waitTimeout,
+	})
+	if res != nil {
+		printApplyResult(streams, res)
+	}
+	if err != nil {
+		return fmt.Errorf("applying %s: %w", f.assets, err)
+	}
+	return nil
+}
+
+func printApplyResult(streams IOStreams, res *applier.Result) {
+	out := streams.Out
+	if res.Era != "" {
+		fmt.Fprintf(out, "era: %s\n", res.Era)
+	}
+	if res.Lvmd.Message != "" {
+		fmt.Fprintf(out, "lvmd: %s (sha256 %s)\n", res.Lvmd.Message, res.LvmdChecksum)
+	}
+	for _, l := range []struct {
+		verb string
+		refs []applier.ObjectRef
+	}{{"created", res.Created}, {"updated", res.Updated}, {"deleted", res.Deleted}, {"unchanged", res.Unchanged}} {
+		for _, r := range l.refs {
+			fmt.Fprintf(out, "%s %s\n", l.verb, r)
+		}
+	}
+	for _, s := range res.Skipped {
+		fmt.Fprintf(out, "skipped %s: %s\n", s.Object, s.Reason)
+	}
+	for _, w := range res.Warnings {
+		fmt.Fprintf(out, "warning: %s\n", w)
+	}
+	fmt.Fprintf(out, "%d created, %d updated, %d deleted, %d unchanged, %d skipped\n",
+		len(res.Created), len(res.Updated), len(res.Deleted), len(res.Unchanged), len(res.Skipped))
+}

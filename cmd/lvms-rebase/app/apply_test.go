@@ -1,0 +1,92 @@
+package app
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/lvms-rebase/lvms-rebase/internal/controlplane"
+)
+
+// applyAssets is the applier's 4.18-like fixture tree.
+var applyAssets = filepath.Join("..", "..", "..", "applier", "testdata", "eras", "4.18", "assets")
+
+func writeKubeconfig(t *testing.T, cfg *rest.Config) string {
+	t.Helper()
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["test"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
+	kc.AuthInfos["test"] = &clientcmdapi.AuthInfo{ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData, Token: cfg.BearerToken}
+	kc.Contexts["test"] = &clientcmdapi.Context{Cluster: "test", AuthInfo: "test"}
+	kc.CurrentContext = "test"
+	p := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := clientcmd.WriteToFile(*kc, p); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestApplyCommandUsage(t *testing.T) {
+	dir := t.TempDir()
+	kc := filepath.Join(dir, "kubeconfig")
+	os.WriteFile(kc, []byte("apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: https://127.0.0.1:1\ncontexts:\n- name: c\n  context:\n    cluster: c\ncurrent-context: c\n"), 0o600)
+	badCfg := filepath.Join(dir, "config.yaml")
+	os.WriteFile(badCfg, []byte("storage:\n  optionalCsiComponents: [none, snapshot-controller]\n"), 0o644)
+	badLvmd := filepath.Join(dir, "lvmd.yaml")
+	os.WriteFile(badLvmd, []byte("device-classes:\n- name: a\n  volume-group: vg\n  default: true\n  spare-gb: -1\n"), 0o644)
+	tests := []struct {
+		name     string
+		args     []string
+		wantCode int
+		wantErr  string
+	}{
+		{"no assets", []string{"apply", "--kubeconfig", kc}, ExitUsage, "--assets is required"},
+		{"no kubeconfig", []string{"apply", "--kubeconfig", "", "--assets", applyAssets}, ExitUsage, "--kubeconfig is required"},
+		{"assets not a dir", []string{"apply", "--kubeconfig", kc, "--assets", kc}, ExitUsage, "not a directory"},
+		{"bad storage config", []string{"apply", "--kubeconfig", kc, "--assets", applyAssets, "--config", badCfg}, ExitError, "storage.optionalCsiComponents"},
+		{"bad lvmd", []string{"apply", "--kubeconfig", kc, "--assets", applyAssets, "--lvmd", badLvmd}, ExitError, "device-classes[0].spare-gb"},
+		{"unknown arch", []string{"apply", "--kubeconfig", kc, "--assets", applyAssets, "--lvmd", filepath.Join(dir, "none.yaml"), "--arch", "ppc64le"}, ExitError, "release images for ppc64le"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("KUBECONFIG", "")
+			code, _, errOut := runMain(t, tc.args...)
+			if code != tc.wantCode || !strings.Contains(errOut, tc.wantErr) {
+				t.Errorf("exit %d (want %d), stderr %q (want %q)", code, tc.wantCode, errOut, tc.wantErr)
+			}
+		})
+	}
+}
+
+func TestApplyCommand(t *testing.T) {
+	cfg := controlplane.Start(t)
+	kc := writeKubeconfig(t, cfg)
+	dir := t.TempDir()
+	lvmd := filepath.Join(dir, "lvmd.yaml")
+	os.WriteFile(lvmd, []byte("device-classes:\n- name: default\n  volume-group: rhel\n  default: true\n  spare-gb: 0\n"), 0o644)
+	msCfg := filepath.Join(dir, "config.yaml")
+	os.WriteFile(msCfg, []byte("dns:\n  baseDomain: example.com\nstorage:\n  driver: lvms\n  optionalCsiComponents: [snapshot-controller]\n"), 0o644)
+	runtime := filepath.Join(dir, "runtime", "lvmd.yaml")
+	args := []string{"apply", "--kubeconfig", kc, "--assets", applyAssets, "--arch", "aarch64", "--lvmd", lvmd, "--config", msCfg, "--runtime-lvmd", runtime}
+
+	code, out, errOut := runMain(t, args...)
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	for _, want := range []string{"era: lvms", "lvmd: Read from " + lvmd, "created Deployment.apps openshift-storage/lvms-operator", "created LVMCluster.lvm.topolvm.io openshift-storage/lvms", " 0 updated, 0 deleted, 0 unchanged, 0 skipped"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("first apply output lacks %q:\n%s", want, out)
+		}
+	}
+	if _, err := os.Stat(runtime); err != nil {
+		t.Errorf("runtime lvmd copy: %v", err)
+	}
+	code, out, errOut = runMain(t, args...)
+	if code != ExitOK || !strings.Contains(out, "\n0 created, 0 updated, 0 deleted, ") {
+		t.Fatalf("second apply: exit %d\n%s\n%s", code, out, errOut)
+	}
+}
