@@ -251,7 +251,7 @@ func (s *Source) child(ctx context.Context, parent *manifest, d v1.Descriptor) (
 
 // blob returns the verified local path of a blob: the cache, the OCI layout, or a download
 // into the cache (retried on truncation and digest mismatch, trying each location).
-func (s *Source) blob(ctx context.Context, m *manifest, h v1.Hash) (string, blobStat, error) {
+func (s *Source) blob(ctx context.Context, m *manifest, h v1.Hash, size int64) (string, blobStat, error) {
 	var st blobStat
 	if m.layout != nil {
 		p := m.layout.blobPath(h)
@@ -294,7 +294,7 @@ func (s *Source) blob(ctx context.Context, m *manifest, h v1.Hash) (string, blob
 				return err
 			}
 			defer rc.Close()
-			path, n, err := s.cache.put(h, rc)
+			path, n, err := s.cache.put(h, s.progressReader(rc, m.ref.String(), h, size))
 			st.fetched += n
 			if err != nil {
 				return err
@@ -328,7 +328,7 @@ func (s *Source) layerOpener(ctx context.Context, m *manifest, d v1.Descriptor, 
 	return extract.Layer{
 		Name: "layer " + d.Digest.String(),
 		Open: func() (io.ReadCloser, error) {
-			p, st, err := s.blob(ctx, m, d.Digest)
+			p, st, err := s.blob(ctx, m, d.Digest, d.Size)
 			stats.add(st)
 			stats.LayersRead++
 			if err != nil {
@@ -388,7 +388,7 @@ func (s *Source) image(ctx context.Context, m *manifest, goarch string, stats *F
 	if err != nil {
 		return nil, nil, nil, "", fmt.Errorf("%s: parsing manifest %s: %w", m.ref, m.digest, err)
 	}
-	p, st, err := s.blob(ctx, m, mf.Config.Digest)
+	p, st, err := s.blob(ctx, m, mf.Config.Digest, mf.Config.Size)
 	if stats != nil {
 		stats.add(st)
 	}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"regexp"
 	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -33,6 +34,17 @@ func (s *Source) FetchURL(ctx context.Context, rawURL string) (io.ReadCloser, er
 		return nil, fmt.Errorf("URL %s: want http(s)", u.Redacted())
 	}
 	idx := s.cache.urlPath(rawURL)
+	// A URL that names a full commit id (the snapshot-assets archive) cannot change, so a
+	// verified cached copy is as good as a download; other URLs are fetched again online.
+	if !s.opts.Offline && commitURL.MatchString(canonical.Path) {
+		if b, err := os.ReadFile(idx); err == nil {
+			if h, err := v1.NewHash(strings.TrimSpace(string(b))); err == nil {
+				if p, err := s.cache.get(h); err == nil && p != "" {
+					return os.Open(p)
+				}
+			}
+		}
+	}
 	if s.opts.Offline {
 		b, err := os.ReadFile(idx)
 		if err != nil {
@@ -109,6 +121,9 @@ type httpStatusError struct {
 func (e *httpStatusError) Error() string {
 	return fmt.Sprintf("GET %s: HTTP %d %s", e.url, e.code, http.StatusText(e.code))
 }
+
+// commitURL matches a path with a full 40-hex commit id as one segment or file name.
+var commitURL = regexp.MustCompile(`(^|/)[0-9a-f]{40}(\.tar\.gz|\.tgz|\.zip)?(/|$)`)
 
 // mirrorURL applies --mirror prefix rewrites to a URL's host/path, as for image
 // repositories: --mirror github.com=127.0.0.1:5000/github.com serves the snapshot-assets

@@ -59,3 +59,36 @@ func TestFetchURLThroughMirror(t *testing.T) {
 }
 
 func parseURLForTest(s string) (*url.URL, error) { return url.Parse(s) }
+
+// TestFetchURLCommitCached serves an archive named by a commit id from the cache on the
+// second fetch, and fetches a mutable URL again.
+func TestFetchURLCommitCached(t *testing.T) {
+	hits := map[string]int{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits[r.URL.Path]++
+		io.WriteString(w, "content of "+r.URL.Path)
+	}))
+	defer srv.Close()
+	s, err := New(Options{CacheDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	commit := srv.URL + "/archive/0123456789abcdef0123456789abcdef01234567.tar.gz"
+	branch := srv.URL + "/archive/main.tar.gz"
+	for i := 0; i < 2; i++ {
+		for _, u := range []string{commit, branch} {
+			rc, err := s.FetchURL(context.Background(), u)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(rc)
+			rc.Close()
+			if !strings.HasPrefix(string(b), "content of ") {
+				t.Fatalf("got %q", b)
+			}
+		}
+	}
+	if hits["/archive/0123456789abcdef0123456789abcdef01234567.tar.gz"] != 1 || hits["/archive/main.tar.gz"] != 2 {
+		t.Fatalf("requests %v: want the commit archive once and the branch archive twice", hits)
+	}
+}

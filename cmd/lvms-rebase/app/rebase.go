@@ -96,6 +96,7 @@ func runRebase(ctx context.Context, f *rebaseFlags, streams IOStreams) error {
 		return err
 	}
 	srcOpts.Logger = logger
+	srcOpts.Progress = newProgressPrinter(streams.ErrOut).report
 
 	if ctx == nil {
 		ctx = context.Background()

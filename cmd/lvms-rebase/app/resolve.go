@@ -72,6 +72,7 @@ func runResolve(ctx context.Context, f *resolveFlags, streams IOStreams) error {
 		return err
 	}
 	opts.Logger = slog.New(h)
+	opts.Progress = newProgressPrinter(streams.ErrOut).report
 	lvms := f.lvms
 	if lvms == "" {
 		// The era table knows minors whose MicroShift ships an older LVMS (4.16 → 4.15).
