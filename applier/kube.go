@@ -38,6 +38,11 @@ func connect(ctx context.Context, o Options) (*kube, error) {
 	if cfg.UserAgent == "" {
 		cfg.UserAgent = FieldManager
 	}
+	if cfg.QPS == 0 && cfg.RateLimiter == nil {
+		// client-go's default of 5 QPS turns ~80 GETs and applies into 15 s of client-side
+		// throttling; kubectl uses the same 50/300.
+		cfg.QPS, cfg.Burst = 50, 300
+	}
 	disc, err := discovery.NewDiscoveryClientForConfig(&cfg)
 	if err != nil {
 		return nil, fmt.Errorf("creating discovery client for %s: %w", cfg.Host, err)
