@@ -22,6 +22,8 @@ import (
 	"time"
 
 	"k8s.io/client-go/rest"
+
+	"github.com/lvms-rebase/lvms-rebase/release"
 )
 
 // Defaults for Options fields left empty.
@@ -272,8 +274,12 @@ func prepare(ctx context.Context, o Options) (*plan, error) {
 
 	images := o.Images
 	if images == nil {
-		if images, err = readImages(o.Assets, o.Arch); err != nil {
-			return nil, err
+		rel, err := fs.Sub(o.Assets, ReleaseDir)
+		if err != nil {
+			return nil, fmt.Errorf("release images: %w", err)
+		}
+		if _, images, err = release.Images(rel, o.Arch); err != nil {
+			return nil, fmt.Errorf("assets %s/: %w", ReleaseDir, err)
 		}
 	}
 	params := map[string]any{"ReleaseImage": images, "lvmd": lvmdStr, "SocketName": DefaultSocketName}

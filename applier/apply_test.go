@@ -1,9 +1,11 @@
 package applier
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"net/url"
@@ -11,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -561,4 +564,80 @@ func TestWaitReady(t *testing.T) {
 	if _, err := Apply(ctx, o); err != nil {
 		t.Fatalf("Apply with ready workloads: %v", err)
 	}
+}
+
+// The LVMS webhook matches the LVMCluster but nothing serves it yet (the operator is still
+// starting): Apply retries the create until the webhook answers, here simulated by removing it.
+func TestWebhookNotServingYet(t *testing.T) {
+	e := newEnv(t)
+	o := testOptions(t, "4.18")
+	const file = "components/lvms/lvms-operator_admissionregistration.k8s.io_v1_webhook.yaml"
+	data, err := fs.ReadFile(o.Assets, file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data = bytes.ReplaceAll(data, []byte("failurePolicy: Ignore"), []byte("failurePolicy: Fail"))
+	data = bytes.ReplaceAll(data, []byte("key: namespace\n"), []byte("key: kubernetes.io/metadata.name\n"))
+	o.Assets = overlay(o.Assets, map[string]string{file: string(data)})
+	o.RESTConfig = e.cfg
+	o.WaitTimeout = time.Minute
+
+	done := make(chan error, 1)
+	go func() {
+		_, err := Apply(context.Background(), o)
+		done <- err
+	}()
+	vwc := ObjectRef{Group: "admissionregistration.k8s.io", Version: "v1", Kind: "ValidatingWebhookConfiguration", Name: "vlvmcluster.kb.io-lvms-operator"}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, ok := e.get(vwc); ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("webhook configuration never appeared")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	time.Sleep(1500 * time.Millisecond) // let a few creates fail
+	select {
+	case err := <-done:
+		t.Fatalf("Apply returned while the webhook could not be called: %v", err)
+	default:
+	}
+	if err := e.ri(vwc).Delete(context.Background(), vwc.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("Apply: %v", err)
+	}
+	e.mustGet(ObjectRef{Group: "lvm.topolvm.io", Version: "v1alpha1", Kind: "LVMCluster", Namespace: StorageNamespace, Name: "lvms"})
+}
+
+// Connection resets in the middle of an apply are retried; the result is the same as without.
+func TestTransientErrorsRetried(t *testing.T) {
+	e := newEnv(t)
+	o := testOptions(t, "4.16")
+	var mu sync.Mutex
+	writes := 0
+	cfg := rest.CopyConfig(e.cfg)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return rtFunc(func(r *http.Request) (*http.Response, error) {
+			if r.Method != http.MethodGet {
+				mu.Lock()
+				writes++
+				n := writes
+				mu.Unlock()
+				if n == 3 || n == 4 || n == 10 {
+					return nil, &net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}
+				}
+			}
+			return rt.RoundTrip(r)
+		})
+	})
+	o.RESTConfig = cfg
+	res := e.apply(o)
+	if len(res.Created) < 20 {
+		t.Fatalf("created %d objects", len(res.Created))
+	}
+	e.assertNoop(o, res)
 }

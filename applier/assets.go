@@ -255,27 +255,6 @@ func sanitize(u *unstructured.Unstructured) (*unstructured.Unstructured, error) 
 
 func kindRank(kind string) int { return slices.Index(applyOrder, kind) }
 
-// readImages reads images of one arch from release/release-<arch>.json, turning dashes in keys
-// into underscores as MicroShift's release package does for templates.
-func readImages(fsys fs.FS, arch string) (map[string]string, error) {
-	p := path.Join(ReleaseDir, "release-"+arch+".json")
-	data, err := fs.ReadFile(fsys, p)
-	if err != nil {
-		return nil, fmt.Errorf("reading release images for %s: %w", arch, err)
-	}
-	var rel struct {
-		Images map[string]string `json:"images"`
-	}
-	if err := json.Unmarshal(data, &rel); err != nil {
-		return nil, fmt.Errorf("decoding %s: %w", p, err)
-	}
-	out := make(map[string]string, len(rel.Images))
-	for k, v := range rel.Images {
-		out[strings.ReplaceAll(k, "-", "_")] = v
-	}
-	return out, nil
-}
-
 // gvkOf is a small helper for the declared object lists.
 func (r ObjectRef) gvk() schema.GroupVersionKind {
 	return schema.GroupVersionKind{Group: r.Group, Version: r.Version, Kind: r.Kind}

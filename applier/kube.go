@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
+	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -15,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
@@ -37,6 +39,9 @@ func connect(ctx context.Context, o Options) (*kube, error) {
 	cfg := *o.RESTConfig
 	if cfg.UserAgent == "" {
 		cfg.UserAgent = FieldManager
+	}
+	if cfg.WarningHandler == nil && cfg.WarningHandlerWithContext == nil {
+		cfg.WarningHandler = slogWarnings{o.Logger}
 	}
 	if cfg.QPS == 0 && cfg.RateLimiter == nil {
 		// client-go's default of 5 QPS turns ~80 GETs and applies into 15 s of client-side
@@ -140,7 +145,11 @@ func (k *kube) apply(ctx context.Context, ob object, res *Result) error {
 		u.SetNamespace("") // some CSV-derived assets put a namespace on cluster-scoped objects
 	}
 	ref := refOf(u)
-	live, err := ri.Get(ctx, u.GetName(), metav1.GetOptions{})
+	var live *unstructured.Unstructured
+	err = k.retry(ctx, "get "+ref.String(), func() (err error) {
+		live, err = ri.Get(ctx, u.GetName(), metav1.GetOptions{})
+		return err
+	})
 	exists := err == nil
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("reading %s (from %s): %w", ref, ob.file, err)
@@ -151,7 +160,14 @@ func (k *kube) apply(ctx context.Context, ob object, res *Result) error {
 			res.Unchanged = append(res.Unchanged, ref)
 			return nil
 		}
-		if _, err := ri.Create(ctx, u, metav1.CreateOptions{FieldManager: FieldManager}); err != nil {
+		// The operator's validating webhook may match the LVMCluster before the operator serves it
+		// (the Deployment was applied moments ago), so webhook failures are retried like an
+		// unreachable API server.
+		err := k.retry(ctx, "create "+ref.String(), func() error {
+			_, err := ri.Create(ctx, u, metav1.CreateOptions{FieldManager: FieldManager})
+			return err
+		})
+		if err != nil {
 			if apierrors.IsAlreadyExists(err) {
 				res.Unchanged = append(res.Unchanged, ref)
 				return nil
@@ -177,7 +193,11 @@ func (k *kube) apply(ctx context.Context, ob object, res *Result) error {
 		res.Unchanged = append(res.Unchanged, ref)
 		return nil
 	}
-	if _, err := ri.Apply(ctx, u.GetName(), u, metav1.ApplyOptions{FieldManager: FieldManager, Force: true}); err != nil {
+	err = k.retry(ctx, "apply "+ref.String(), func() error {
+		_, err := ri.Apply(ctx, u.GetName(), u, metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
+		return err
+	})
+	if err != nil {
 		return fmt.Errorf("applying %s from %s: %w", ref, ob.file, err)
 	}
 	if exists {
@@ -349,13 +369,20 @@ func (k *kube) deleteLegacy(ctx context.Context, refs []ObjectRef, res *Result) 
 		if err != nil {
 			return fmt.Errorf("deleting legacy %s: %w", ref, err)
 		}
-		if _, err := ri.Get(ctx, ref.Name, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+		err = k.retry(ctx, "get "+ref.String(), func() error {
+			_, err := ri.Get(ctx, ref.Name, metav1.GetOptions{})
+			return err
+		})
+		if apierrors.IsNotFound(err) {
 			continue
 		} else if err != nil {
 			return fmt.Errorf("reading legacy %s: %w", ref, err)
 		}
 		policy := metav1.DeletePropagationBackground
-		if err := ri.Delete(ctx, ref.Name, metav1.DeleteOptions{PropagationPolicy: &policy}); err != nil && !apierrors.IsNotFound(err) {
+		err = k.retry(ctx, "delete "+ref.String(), func() error {
+			return ri.Delete(ctx, ref.Name, metav1.DeleteOptions{PropagationPolicy: &policy})
+		})
+		if err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("deleting legacy %s: %w", ref, err)
 		}
 		k.log.Info("deleted legacy object", "object", ref)
@@ -458,3 +485,48 @@ func (k *kube) poll(ctx context.Context, timeout, interval time.Duration, f func
 // discovery catching up, deletions without finalizers): polling those at the readiness interval
 // would add a second per CRD to every first start.
 func (k *kube) shortPoll() time.Duration { return min(k.o.PollInterval, 100*time.Millisecond) }
+
+// retry calls f until it succeeds, fails with a non-transient error, WaitTimeout passes or ctx
+// ends. Every write is idempotent (apply, create-if-absent, delete), so repeating one is safe.
+func (k *kube) retry(ctx context.Context, what string, f func() error) error {
+	delay := 200 * time.Millisecond
+	deadline := time.Now().Add(k.o.WaitTimeout)
+	for attempt := 1; ; attempt++ {
+		err := f()
+		if err == nil || !transient(err) || time.Now().After(deadline) {
+			return err
+		}
+		k.log.Info("transient API error, retrying", "op", what, "attempt", attempt, "retryIn", delay, "error", err)
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (gave up after %d attempts: %w)", err, attempt, ctx.Err())
+		case <-time.After(delay):
+		}
+		delay = min(delay*2, 5*time.Second)
+	}
+}
+
+// transient reports errors worth retrying: the API server restarting or overloaded, and an
+// admission webhook whose server is not up yet.
+func transient(err error) bool {
+	switch {
+	case apierrors.IsServerTimeout(err), apierrors.IsTimeout(err), apierrors.IsTooManyRequests(err),
+		apierrors.IsServiceUnavailable(err):
+		return true
+	case apierrors.IsInternalError(err) && strings.Contains(err.Error(), "failed calling webhook"):
+		return true
+	case utilnet.IsConnectionRefused(err), utilnet.IsConnectionReset(err), utilnet.IsProbableEOF(err):
+		return true
+	}
+	return false
+}
+
+// slogWarnings sends API warnings (deprecated fields, dropped unknown fields) to the logger
+// instead of klog's stderr.
+type slogWarnings struct{ log *slog.Logger }
+
+func (w slogWarnings) HandleWarningHeader(code int, agent, text string) {
+	if code == 299 && text != "" {
+		w.log.Warn("API server warning", "warning", text)
+	}
+}

@@ -153,7 +153,7 @@ func TestPrepareErrors(t *testing.T) {
 		{
 			name:    "missing release file",
 			mod:     func(t *testing.T, o *Options) { o.Arch = "s390x" },
-			wantErr: "reading release images for s390x",
+			wantErr: "assets release/: reading release file release-s390x.json for arch s390x",
 		},
 		{
 			name: "bad lvmd names the field",
