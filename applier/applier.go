@@ -80,6 +80,7 @@ type ObjectRef struct {
 	Namespace, Name      string
 }
 
+// String formats the reference as `Kind.group namespace/name`, the form used in logs and errors.
 func (r ObjectRef) String() string {
 	gk := r.Kind
 	if r.Group != "" {
@@ -346,7 +347,7 @@ func prepare(ctx context.Context, o Options) (*plan, error) {
 	return pl, nil
 }
 
-// objectsOf is used by tests to list the planned objects.
+// refs lists the planned objects in apply order.
 func (p *plan) refs() []ObjectRef {
 	var out []ObjectRef
 	for _, o := range p.objects {

@@ -162,7 +162,7 @@ func peek(files []rawFile) ([]ObjectRef, error) {
 // decodeDocs splits a possibly multi-document file into objects; empty documents are skipped.
 func decodeDocs(name string, data []byte) ([]*unstructured.Unstructured, error) {
 	var out []*unstructured.Unstructured
-	r := utilyaml.NewYAMLReader(bufioReader(data))
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
 	for i := 0; ; i++ {
 		doc, err := r.Read()
 		if errors.Is(err, io.EOF) {
@@ -255,12 +255,10 @@ func sanitize(u *unstructured.Unstructured) (*unstructured.Unstructured, error) 
 
 func kindRank(kind string) int { return slices.Index(applyOrder, kind) }
 
-// gvkOf is a small helper for the declared object lists.
+// gvk is the GroupVersionKind of a declared object reference.
 func (r ObjectRef) gvk() schema.GroupVersionKind {
 	return schema.GroupVersionKind{Group: r.Group, Version: r.Version, Kind: r.Kind}
 }
-
-func bufioReader(b []byte) *bufio.Reader { return bufio.NewReader(bytes.NewReader(b)) }
 
 func dropNulls(v any) {
 	switch x := v.(type) {
