@@ -247,7 +247,7 @@ func prepare(ctx context.Context, o Options) (*plan, error) {
 		res.Plan.Storage = false
 	}
 
-	var lvmdStr string
+	lvmdStr, socketName := "", DefaultSocketName
 	if res.Plan.Storage {
 		cfg, src, err := LoadLvmd(ctx, o.LvmdPath, o.VolumeGroups)
 		if errors.Is(err, ErrNoLVM) {
@@ -267,7 +267,7 @@ func prepare(ctx context.Context, o Options) (*plan, error) {
 					return nil, err
 				}
 				pl.lvmdCanonical = canon
-				lvmdStr = string(canon)
+				lvmdStr, socketName = string(canon), cfg.SocketName
 				res.LvmdChecksum = Sha256sum(lvmdStr)
 			}
 		}
@@ -283,7 +283,7 @@ func prepare(ctx context.Context, o Options) (*plan, error) {
 			return nil, fmt.Errorf("assets %s/: %w", ReleaseDir, err)
 		}
 	}
-	params := map[string]any{"ReleaseImage": images, "lvmd": lvmdStr, "SocketName": DefaultSocketName}
+	params := map[string]any{"ReleaseImage": images, "lvmd": lvmdStr, "SocketName": socketName}
 
 	for _, f := range files {
 		if f.comp == compStorage && !res.Plan.Storage {

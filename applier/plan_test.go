@@ -263,3 +263,22 @@ func overlay(base fs.FS, files map[string]string) fs.FS {
 	}
 	return m
 }
+
+// 4.14/4.15 assets template lvmd's socket path (`{{ Dir .SocketName }}`) from the lvmd config.
+func TestPrepareSocketName(t *testing.T) {
+	o := testOptions(t, "4.16")
+	os.WriteFile(o.LvmdPath, []byte("socket-name: /run/custom/lvmd.sock\ndevice-classes:\n- name: a\n  volume-group: vg\n  default: true\n"), 0o644)
+	const file = "components/lvms/topolvm-node_daemonset.yaml"
+	data, err := fs.ReadFile(o.Assets, file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data = []byte(strings.Replace(string(data), "        - --embed-lvmd\n", "        - --embed-lvmd\n        - '--lvmd-socket={{ .SocketName }}'\n        - '--socket-dir={{ Dir .SocketName }}'\n", 1))
+	o.Assets = overlay(o.Assets, map[string]string{file: string(data)})
+	ds := find(t, mustPrepare(t, o), "DaemonSet", "topolvm-node")
+	c, _, _ := unstructured.NestedSlice(ds.Object, "spec", "template", "spec", "containers")
+	cmd := c[0].(map[string]any)["command"].([]any)
+	if len(cmd) != 4 || cmd[2] != "--lvmd-socket=/run/custom/lvmd.sock" || cmd[3] != "--socket-dir=/run/custom" {
+		t.Errorf("command = %v", cmd)
+	}
+}
