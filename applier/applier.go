@@ -55,7 +55,8 @@ type Options struct {
 	// LvmdPath is the user's lvmd config; default DefaultLvmdPath. When it does not exist the
 	// configuration is derived from the volume groups.
 	LvmdPath string
-	// VolumeGroups lists the host's volume groups; default VGSLister{} (runs vgs).
+	// VolumeGroups lists the host's volume groups; default VGSLister{} (runs vgs). ErrNoLVM from
+	// it means LVM is not installed, which disables storage with a warning.
 	VolumeGroups VolumeGroupLister
 	// RuntimeLvmdPath is where the LVMS era writes the lvmd copy vg-manager reads; default
 	// DefaultRuntimeLvmdPath.
@@ -248,12 +249,21 @@ func prepare(ctx context.Context, o Options) (*plan, error) {
 	}
 
 	lvmdStr, socketName := "", DefaultSocketName
+	var vgs []string
 	if res.Plan.Storage {
-		cfg, src, err := LoadLvmd(ctx, o.LvmdPath, o.VolumeGroups)
+		// LVM on the host is a gate of its own, as in MicroShift: without it nothing storage-related
+		// is deployed, even when an lvmd file exists.
+		vgs, err = o.VolumeGroups.VolumeGroups(ctx)
 		if errors.Is(err, ErrNoLVM) {
 			res.Plan.Storage = false
 			res.Warnings = append(res.Warnings, "LVM is not installed; storage is not deployed: "+err.Error())
 		} else if err != nil {
+			return nil, fmt.Errorf("listing volume groups: %w", err)
+		}
+	}
+	if res.Plan.Storage {
+		cfg, src, err := LoadLvmd(ctx, o.LvmdPath, StaticVolumeGroups(vgs))
+		if err != nil {
 			return nil, err
 		} else {
 			res.Lvmd = src

@@ -282,3 +282,19 @@ func TestPrepareSocketName(t *testing.T) {
 		t.Errorf("command = %v", cmd)
 	}
 }
+
+// Without LVM on the host nothing storage-related is deployed, even with an lvmd file.
+func TestPrepareNoLVM(t *testing.T) {
+	o := testOptions(t, "4.18")
+	o.VolumeGroups = failingVGs{}
+	os.WriteFile(o.LvmdPath, []byte("device-classes:\n- name: a\n  volume-group: vg\n  default: true\n"), 0o644)
+	pl := mustPrepare(t, o)
+	if pl.result.Plan.Storage || len(pl.result.Warnings) != 1 || !strings.Contains(pl.result.Warnings[0], "LVM is not installed") {
+		t.Fatalf("plan %+v warnings %q", pl.result.Plan, pl.result.Warnings)
+	}
+	for _, r := range pl.refs() {
+		if r.Namespace == StorageNamespace || r.Kind == "StorageClass" {
+			t.Errorf("planned %s without LVM", r)
+		}
+	}
+}

@@ -24,6 +24,7 @@ type applyFlags struct {
 	lvmd            string
 	config          string
 	runtimeLvmdPath string
+	volumeGroups    []string
 	wait            bool
 	waitTimeout     time.Duration
 	timeout         time.Duration
@@ -48,6 +49,7 @@ and applies them with server-side apply. Objects already in the desired state ar
 	fl.StringVar(&f.lvmd, "lvmd", applier.DefaultLvmdPath, "lvmd config file; when absent the volume groups reported by vgs decide")
 	fl.StringVar(&f.config, "config", "", "MicroShift config.yaml whose storage: section gates the components (default: none, i.e. defaults)")
 	fl.StringVar(&f.runtimeLvmdPath, "runtime-lvmd", applier.DefaultRuntimeLvmdPath, "where the LVMS era writes the lvmd copy vg-manager reads")
+	fl.StringSliceVar(&f.volumeGroups, "volume-groups", nil, "volume groups to assume instead of running vgs, e.g. when applying from a machine without LVM")
 	fl.BoolVar(&f.wait, "wait", false, "wait for the storage and snapshot workloads to become ready")
 	fl.DurationVar(&f.waitTimeout, "wait-timeout", 5*time.Minute, "how long --wait waits")
 	fl.DurationVar(&f.timeout, "timeout", 10*time.Minute, "overall deadline, including retries while the API server is unreachable")
@@ -86,12 +88,17 @@ func runApply(ctx context.Context, streams IOStreams, f *applyFlags) error {
 	defer cancel()
 
 	log := slog.New(slog.NewTextHandler(streams.ErrOut, nil))
+	var vgs applier.VolumeGroupLister = applier.VGSLister{}
+	if len(f.volumeGroups) > 0 {
+		vgs = applier.StaticVolumeGroups(f.volumeGroups)
+	}
 	res, err := applier.Apply(ctx, applier.Options{
 		Assets:          os.DirFS(f.assets),
 		Arch:            f.arch,
 		Storage:         storage,
 		LvmdPath:        f.lvmd,
 		RuntimeLvmdPath: f.runtimeLvmdPath,
+		VolumeGroups:    vgs,
 		RESTConfig:      restCfg,
 		Logger:          log,
 		Wait:            f.wait,

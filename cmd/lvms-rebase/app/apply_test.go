@@ -48,7 +48,7 @@ func TestApplyCommandUsage(t *testing.T) {
 		{"no kubeconfig", []string{"apply", "--kubeconfig", "", "--assets", applyAssets}, ExitUsage, "--kubeconfig is required"},
 		{"assets not a dir", []string{"apply", "--kubeconfig", kc, "--assets", kc}, ExitUsage, "not a directory"},
 		{"bad storage config", []string{"apply", "--kubeconfig", kc, "--assets", applyAssets, "--config", badCfg}, ExitError, "storage.optionalCsiComponents"},
-		{"bad lvmd", []string{"apply", "--kubeconfig", kc, "--assets", applyAssets, "--lvmd", badLvmd}, ExitError, "device-classes[0].spare-gb"},
+		{"bad lvmd", []string{"apply", "--kubeconfig", kc, "--assets", applyAssets, "--lvmd", badLvmd, "--volume-groups", "vg"}, ExitError, "device-classes[0].spare-gb"},
 		{"unknown arch", []string{"apply", "--kubeconfig", kc, "--assets", applyAssets, "--lvmd", filepath.Join(dir, "none.yaml"), "--arch", "ppc64le"}, ExitError, "release-ppc64le.json for arch ppc64le"},
 	}
 	for _, tc := range tests {
@@ -71,7 +71,7 @@ func TestApplyCommand(t *testing.T) {
 	msCfg := filepath.Join(dir, "config.yaml")
 	os.WriteFile(msCfg, []byte("dns:\n  baseDomain: example.com\nstorage:\n  driver: lvms\n  optionalCsiComponents: [snapshot-controller]\n"), 0o644)
 	runtime := filepath.Join(dir, "runtime", "lvmd.yaml")
-	args := []string{"apply", "--kubeconfig", kc, "--assets", applyAssets, "--arch", "aarch64", "--lvmd", lvmd, "--config", msCfg, "--runtime-lvmd", runtime}
+	args := []string{"apply", "--kubeconfig", kc, "--assets", applyAssets, "--arch", "aarch64", "--lvmd", lvmd, "--config", msCfg, "--runtime-lvmd", runtime, "--volume-groups", "rhel"}
 
 	code, out, errOut := runMain(t, args...)
 	if code != ExitOK {
