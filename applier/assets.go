@@ -59,9 +59,15 @@ var snapshotWebhookObjects = []ObjectRef{
 }
 
 // applyOrder is the order of kinds after the CRDs (which always go first and are waited for):
-// namespace, identities, RBAC, configuration, services, workloads, webhooks, classes, and the
-// LVMCluster last so the operator that validates it already exists. A kind not listed is an
-// error, so a new kind in the assets gets a deliberate place.
+// namespace, identities, RBAC, configuration, services, workloads, the LVMCluster, webhooks,
+// classes. A kind not listed is an error, so a new kind in the assets gets a deliberate place.
+//
+// The LVMCluster is created before the operator's admission webhooks are registered. The
+// rebase writes a namespaceSelector that really matches openshift-storage (the legacy one never
+// matched), so a webhook registered first would reject the create until the lvms-operator pod
+// serves it — and on a MicroShift node that pod cannot start before the CNI, which
+// StartComponents applies after storage: start-up would deadlock. The LVMCluster has no spec
+// and is create-only, so there is nothing for the webhooks to validate or default.
 var applyOrder = []string{
 	"CustomResourceDefinition",
 	"Namespace",
@@ -75,12 +81,12 @@ var applyOrder = []string{
 	"Service",
 	"Deployment",
 	"DaemonSet",
+	"LVMCluster",
 	"ValidatingWebhookConfiguration",
 	"MutatingWebhookConfiguration",
 	"CSIDriver",
 	"StorageClass",
 	"VolumeSnapshotClass",
-	"LVMCluster",
 }
 
 // createOnlyKinds are created when absent and never updated: the LVMCluster belongs to the

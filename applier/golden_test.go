@@ -1,13 +1,11 @@
 package applier
 
 import (
-	"bytes"
 	"context"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
-	"testing/fstest"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -36,7 +34,7 @@ func TestApplyGoldenEras(t *testing.T) {
 		t.Run(ocp, func(t *testing.T) {
 			e := newEnv(t)
 			o := testOptions(t, "4.18")
-			o.Assets = withoutBlockingWebhooks(t, os.DirFS(dir))
+			o.Assets = os.DirFS(dir)
 			res := e.apply(o)
 			if len(res.Created) == 0 || len(res.Updated)+len(res.Deleted) != 0 {
 				t.Fatalf("first apply of %s: created %v updated %v deleted %v", dir, res.Created, res.Updated, res.Deleted)
@@ -47,33 +45,13 @@ func TestApplyGoldenEras(t *testing.T) {
 	}
 }
 
-// withoutBlockingWebhooks turns failurePolicy Fail into Ignore: no webhook server runs next to the
-// test API server, so a matching Fail webhook would reject every LVMCluster (see
-// TestWebhookNotServingYet for how Apply copes with that on a real node).
-func withoutBlockingWebhooks(t *testing.T, fsys fs.FS) fs.FS {
-	t.Helper()
-	m := fstest.MapFS{}
-	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		data, err := fs.ReadFile(fsys, p)
-		m[p] = &fstest.MapFile{Data: bytes.ReplaceAll(data, []byte("failurePolicy: Fail"), []byte("failurePolicy: Ignore"))}
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
-
 // The rebase's own 4.16 → 4.17 → 4.18 trees upgrade like the hand-written fixtures: TopoLVM
 // workloads go, the SCC (served here by a stand-in CRD) goes, data and shared objects stay.
 func TestUpgradeGolden(t *testing.T) {
 	e := newEnv(t)
 	installSCCCRD(t, e)
 	golden := func(ocp string) fs.FS {
-		return withoutBlockingWebhooks(t, os.DirFS(filepath.Join("..", "testdata", "golden", ocp, "assets")))
+		return os.DirFS(filepath.Join("..", "testdata", "golden", ocp, "assets"))
 	}
 	o := testOptions(t, "4.16")
 	o.Assets = golden("4.16")

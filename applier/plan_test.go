@@ -119,9 +119,13 @@ func TestPrepareLVMS(t *testing.T) {
 	if _, found, _ := unstructured.NestedFieldNoCopy(snap.Object, "spec", "serviceName"); found {
 		t.Error("Deployment spec.serviceName (not an API field) kept")
 	}
+	// The LVMCluster goes after the operator and before its admission webhooks (applyOrder).
 	refs := pl.refs()
-	if r := refs[len(refs)-1]; r.Kind != "LVMCluster" {
-		t.Errorf("last object %s, want the LVMCluster", r)
+	idx := func(kind string) int {
+		return slices.IndexFunc(refs, func(r ObjectRef) bool { return r.Kind == kind })
+	}
+	if lc, dep, vwc := idx("LVMCluster"), idx("Deployment"), idx("ValidatingWebhookConfiguration"); lc < 0 || dep > lc || vwc < lc {
+		t.Errorf("order Deployment %d, LVMCluster %d, ValidatingWebhookConfiguration %d: want the LVMCluster between them", dep, lc, vwc)
 	}
 	// Legacy TopoLVM objects and the 4.17 snapshot webhook are deleted; kept objects are not.
 	for _, want := range []string{"topolvm-node", "topolvm-controller", "csi-snapshot-webhook"} {
