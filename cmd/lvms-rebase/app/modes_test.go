@@ -54,7 +54,20 @@ func TestModes(t *testing.T) {
 		t.Fatal("--diff changed the tree")
 	}
 
-	code, out, _ = e.run(dir, "--ocp", "4.18", "--dry-run", "-o", "json")
+	code, out, errOut = e.run(dir, "--ocp", "4.18", "--dry-run", "-o", "json", "--log-format", "json")
+	phases := 0
+	for _, line := range strings.Split(strings.TrimSpace(errOut), "\n") {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("--log-format json: stderr line is not JSON: %q", line)
+		}
+		if rec["phase"] != nil && rec["took"] != nil {
+			phases++
+		}
+	}
+	if phases < 8 {
+		t.Errorf("--log-format json: %d timed phase records, want one per phase:\n%s", phases, errOut)
+	}
 	var res struct {
 		Era        string `json:"era"`
 		Resolution struct {
