@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/signal"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -79,12 +78,7 @@ func runApply(ctx context.Context, streams IOStreams, f *applyFlags) error {
 			return err
 		}
 	}
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
-	defer stop()
-	ctx, cancel := context.WithTimeout(ctx, f.timeout)
+	ctx, cancel := commandContext(ctx, f.timeout)
 	defer cancel()
 
 	log := slog.New(slog.NewTextHandler(streams.ErrOut, nil))

@@ -6,11 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -98,16 +94,8 @@ func runRebase(ctx context.Context, f *rebaseFlags, streams IOStreams) error {
 	srcOpts.Logger = logger
 	srcOpts.Progress = newProgressPrinter(streams.ErrOut).report
 
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if f.source.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, f.source.Timeout)
-		defer cancel()
-	}
+	ctx, cancel := commandContext(ctx, f.source.Timeout)
+	defer cancel()
 
 	res, err := rebase.Run(ctx, rebase.Options{
 		OCP:            f.ocp,
@@ -133,25 +121,6 @@ func runRebase(ctx context.Context, f *rebaseFlags, streams IOStreams) error {
 		return err
 	}
 	return nil
-}
-
-func newLogger(w io.Writer, format string) (*slog.Logger, error) {
-	opts := &slog.HandlerOptions{
-		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
-			// Phase lines carry their own timing; a wall-clock stamp would only add noise to CI logs.
-			if a.Key == slog.TimeKey && len(groups) == 0 {
-				return slog.Attr{}
-			}
-			return a
-		},
-	}
-	switch format {
-	case "text":
-		return slog.New(slog.NewTextHandler(w, opts)), nil
-	case "json":
-		return slog.New(slog.NewJSONHandler(w, opts)), nil
-	}
-	return nil, usageError("--log-format: expected text or json, got %q", format)
 }
 
 func printResult(w io.Writer, format string, res *rebase.Result) error {

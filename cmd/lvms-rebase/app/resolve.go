@@ -5,11 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -58,20 +54,15 @@ func runResolve(ctx context.Context, f *resolveFlags, streams IOStreams) error {
 	if f.output != "text" && f.output != "json" {
 		return usageError("-o/--output: expected text or json, got %q", f.output)
 	}
-	var h slog.Handler
-	switch f.logFormat {
-	case "text":
-		h = slog.NewTextHandler(streams.ErrOut, &slog.HandlerOptions{Level: slog.LevelInfo})
-	case "json":
-		h = slog.NewJSONHandler(streams.ErrOut, &slog.HandlerOptions{Level: slog.LevelInfo})
-	default:
-		return usageError("--log-format: expected text or json, got %q", f.logFormat)
+	logger, err := newLogger(streams.ErrOut, f.logFormat)
+	if err != nil {
+		return err
 	}
 	opts, err := f.source.Options()
 	if err != nil {
 		return err
 	}
-	opts.Logger = slog.New(h)
+	opts.Logger = logger
 	opts.Progress = newProgressPrinter(streams.ErrOut).report
 	lvms := f.lvms
 	if lvms == "" {
@@ -84,16 +75,8 @@ func runResolve(ctx context.Context, f *resolveFlags, streams IOStreams) error {
 	if err != nil {
 		return WithExitCode(ExitUsage, err)
 	}
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if f.source.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, f.source.Timeout)
-		defer cancel()
-	}
+	ctx, cancel := commandContext(ctx, f.source.Timeout)
+	defer cancel()
 	res, err := src.Resolve(ctx, f.ocp, lvms)
 	if err != nil {
 		return err

@@ -3,10 +3,16 @@
 package app
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
+	"os"
+	"os/signal"
 	"strings"
+	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -114,4 +120,39 @@ func isCobraUsageError(err error) bool {
 		}
 	}
 	return false
+}
+
+// commandContext derives the context a command runs under: cancelled on SIGINT/SIGTERM, so
+// an interrupted run stops cleanly (and leaves the tree as it was), and bounded by timeout
+// when it is positive.
+func commandContext(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	if timeout <= 0 {
+		return ctx, stop
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	return ctx, func() { cancel(); stop() }
+}
+
+// newLogger builds the stderr logger of --log-format text|json. Records carry no wall-clock
+// stamp: phase lines have their own timings, and stamps would only add noise to CI logs.
+func newLogger(w io.Writer, format string) (*slog.Logger, error) {
+	opts := &slog.HandlerOptions{
+		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+			if a.Key == slog.TimeKey && len(groups) == 0 {
+				return slog.Attr{}
+			}
+			return a
+		},
+	}
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, usageError("--log-format: expected text or json, got %q", format)
 }
