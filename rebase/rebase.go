@@ -94,12 +94,11 @@ type Result struct {
 	Excluded       []bundle.Excluded            `json:"excluded,omitempty"`
 	Warnings       []string                     `json:"warnings,omitempty"`
 	Phases         []Phase                      `json:"phases"`
+	Fetched        []source.FetchStats          `json:"fetched"` // bytes pulled per image (bundle, payloads)
 	Commits        []string                     `json:"commits,omitempty"`
 	Drift          bool                         `json:"drift"`
 
-	files map[string][]byte
-	lock  *lock.Lock
-	old   *lock.Lock
+	old *lock.Lock // the lock found in the tree before the run, for the PR body
 }
 
 // Phase is one timed step of a run.
@@ -221,10 +220,11 @@ func (r *runner) run(ctx context.Context) error {
 
 	if err := r.phase("fetch-bundle", func() error {
 		dir := filepath.Join(r.work, "bundle")
-		if _, err := r.src.FetchBundle(ctx, res.Resolution.Bundle, dir); err != nil {
+		st, err := r.src.FetchBundle(ctx, res.Resolution.Bundle, dir)
+		if err != nil {
 			return err
 		}
-		var err error
+		res.Fetched = append(res.Fetched, *st)
 		if b, err = bundle.Load(dir); err != nil {
 			return fmt.Errorf("bundle %s: %w", res.Resolution.Bundle.Ref, err)
 		}
@@ -237,9 +237,11 @@ func (r *runner) run(ctx context.Context) error {
 	if err := r.phase("fetch-payloads", func() error {
 		for _, p := range res.Resolution.Payloads {
 			dir := filepath.Join(r.work, "payload-"+p.Arch)
-			if _, err := r.src.FetchPayload(ctx, p, dir); err != nil {
+			st, err := r.src.FetchPayload(ctx, p, dir)
+			if err != nil {
 				return err
 			}
+			res.Fetched = append(res.Fetched, *st)
 			pl, err := payload.Load(filepath.Join(dir, "release-manifests"))
 			if err != nil {
 				return fmt.Errorf("payload %s: %w", p.Ref, err)
@@ -390,8 +392,6 @@ func (r *runner) run(ctx context.Context) error {
 		return fmt.Errorf("encoding the lock file: %w", err)
 	}
 	outputFiles[lock.Path] = data
-	res.lock = lk
-	res.files = outputFiles
 
 	return r.phase("write", func() error { return r.finish(outputFiles, managed) })
 }

@@ -166,6 +166,14 @@ func printResult(w io.Writer, format string, res *rebase.Result) error {
 	if res.Diff != "" {
 		b.WriteString(res.Diff)
 	}
+	var fetched int64
+	var blobs, cached int
+	for _, st := range res.Fetched {
+		fetched += st.BytesFetched
+		blobs += st.BlobsFetched
+		cached += st.BlobsCached
+	}
+	fmt.Fprintf(&b, "fetched %d bytes in %d blobs (%d blobs from the cache)\n", fetched, blobs, cached)
 	var total time.Duration
 	for _, ph := range res.Phases {
 		total += ph.Duration
