@@ -138,6 +138,7 @@ type extractor struct {
 	dst      string
 	opts     Options
 	used     int64
+	raw      int64 // uncompressed bytes actually read, PAX/GNU meta headers included
 	files    map[string]bool
 	hidden   map[string]bool // top-down: paths whited out by an upper layer
 	opaque   map[string]bool // top-down: directories made opaque by an upper layer
@@ -211,7 +212,8 @@ func (x *extractor) wanted(p string) bool {
 // matters reports whether a non-regular entry at p could affect wanted content: it is
 // inside a prefix or is one of a prefix's ancestors (a symlinked "manifests" directory).
 func (x *extractor) matters(p string) bool {
-	if x.wanted(p) {
+	// The root is every prefix's ancestor (a root opaque whiteout hides all lower layers).
+	if p == "" || x.wanted(p) {
 		return true
 	}
 	for _, pre := range x.prefixes {
@@ -240,7 +242,7 @@ func cleanName(name string) (string, error) {
 }
 
 func (x *extractor) layer(r io.Reader, name string, m mode) error {
-	tr := tar.NewReader(r)
+	tr := tar.NewReader(&budgetReader{r: r, x: x})
 	x.thisLyr = map[string]bool{}
 	var whiteouts, opaques []string
 	for {
@@ -342,7 +344,29 @@ func (x *extractor) shadowed(p string) bool {
 			return true
 		}
 	}
-	return false
+	return x.opaque[""]
+}
+
+// budgetReader charges every byte archive/tar reads to the per-image cap. Entry sizes are
+// checked before their bodies are read, but PAX and GNU long-name headers are consumed
+// inside tar.Reader.Next (up to 1 MiB each, any number in a row) and never surface as
+// entries, so without this a flood of them would decompress without bound.
+type budgetReader struct {
+	r io.Reader
+	x *extractor
+}
+
+func (b *budgetReader) Read(p []byte) (int, error) {
+	left := b.x.opts.MaxImageSize - b.x.raw
+	if left <= 0 {
+		return 0, fmt.Errorf("more than %d uncompressed bytes in this image (raise the per-image cap to allow): %w", b.x.opts.MaxImageSize, ErrTooLarge)
+	}
+	if int64(len(p)) > left {
+		p = p[:left]
+	}
+	n, err := b.r.Read(p)
+	b.x.raw += int64(n)
+	return n, err
 }
 
 func (x *extractor) write(p string, r io.Reader, size int64) error {
