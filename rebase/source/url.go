@@ -20,6 +20,11 @@ import (
 func (s *Source) FetchURL(ctx context.Context, rawURL string) (io.ReadCloser, error) {
 	canonical, err := url.Parse(rawURL)
 	if err != nil {
+		// url.Error repeats the raw URL, and its cause may quote part of it ("invalid port
+		// \":pw\""), so with userinfo present only the redacted URL is shown.
+		if red := redactUserinfo(rawURL); red != rawURL {
+			return nil, fmt.Errorf("URL %q is malformed (parse details withheld: the URL carries credentials)", red)
+		}
 		return nil, fmt.Errorf("URL %q: %w", rawURL, err)
 	}
 	u := s.mirrorURL(canonical)
@@ -31,7 +36,8 @@ func (s *Source) FetchURL(ctx context.Context, rawURL string) (io.ReadCloser, er
 			return nil, fmt.Errorf("URL %s: plain http is only allowed for loopback or --insecure-registry hosts", u.Redacted())
 		}
 	default:
-		return nil, fmt.Errorf("URL %s: want http(s)", u.Redacted())
+		// An opaque URL ("user:pw@host/x" reads as scheme "user") has no User to redact.
+		return nil, fmt.Errorf("URL %s: want http(s)", redactUserinfo(u.Redacted()))
 	}
 	idx := s.cache.urlPath(rawURL)
 	// A URL that names a full commit id (the snapshot-assets archive) cannot change, so a
@@ -111,6 +117,21 @@ func (s *Source) FetchURL(ctx context.Context, rawURL string) (io.ReadCloser, er
 		return nil, fmt.Errorf("fetching %s: %w", u.Redacted(), err)
 	}
 	return f, nil
+}
+
+// redactUserinfo masks the userinfo of a URL that url.Parse rejected (so URL.Redacted is
+// not available). A malformed URL may hold a password with "/" or ":" in it, so everything
+// between the scheme and the last "@" goes: "https://u:p/w@host/x" → "https://xxxxx@host/x".
+func redactUserinfo(raw string) string {
+	prefix, rest := "", raw
+	if i := strings.Index(raw, "://"); i >= 0 {
+		prefix, rest = raw[:i+3], raw[i+3:]
+	}
+	at := strings.LastIndex(rest, "@")
+	if at < 0 {
+		return raw
+	}
+	return prefix + "xxxxx" + rest[at:]
 }
 
 type httpStatusError struct {
