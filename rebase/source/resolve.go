@@ -163,7 +163,15 @@ func PickBundleTag(tags []string, minor, repo string) (string, error) {
 		if c := cands[i].v.Compare(cands[j].v); c != 0 {
 			return c > 0
 		}
-		return cands[i].build > cands[j].build
+		if cands[i].build != cands[j].build {
+			return cands[i].build > cands[j].build
+		}
+		// v4.17.3-10 and v4.17.3-010 are the same build: pick the canonical spelling (then
+		// lexical order) so the answer does not depend on the registry's tag order.
+		if len(cands[i].tag) != len(cands[j].tag) {
+			return len(cands[i].tag) < len(cands[j].tag)
+		}
+		return cands[i].tag < cands[j].tag
 	})
 	return cands[0].tag, nil
 }
@@ -197,13 +205,25 @@ func PickPayloadVersion(tags []string, minor string, arches []string, allowPrere
 	minors := map[string]bool{}
 	var all []*semver.Version
 	seen := map[string]bool{}
+	// What the minor does have, to explain an empty answer: tags for other arch suffixes
+	// (a -multi-only minor) and pre-release tags skipped without --allow-prerelease.
+	otherArches := map[string]bool{}
+	var skippedPre []string
 	for _, t := range tags {
 		m := payloadTagRE.FindStringSubmatch(t)
 		if m == nil {
 			continue
 		}
 		minors[m[1]+"."+m[2]] = true
-		if m[1]+"."+m[2] != minor || (m[4] != "" && !allowPrerelease) || !wanted[m[5]] {
+		if m[1]+"."+m[2] != minor {
+			continue
+		}
+		if !wanted[m[5]] {
+			otherArches[m[5]] = true
+			continue
+		}
+		if m[4] != "" && !allowPrerelease {
+			skippedPre = append(skippedPre, t)
 			continue
 		}
 		vs := m[1] + "." + m[2] + "." + m[3] + m[4]
@@ -225,7 +245,15 @@ func PickPayloadVersion(tags []string, minor string, arches []string, allowPrere
 		if allowPrerelease {
 			kind = ""
 		}
-		return "", fmt.Errorf("no %spayload tag X.Y.Z-<arch> for %s in %s; minors with tags: %s", kind, minor, repo, listMinors(minors))
+		hint := ""
+		if len(skippedPre) > 0 {
+			sort.Strings(skippedPre)
+			hint += fmt.Sprintf("; %s has only pre-release tags for %s (e.g. %s): pass --allow-prerelease", minor, strings.Join(arches, ", "), skippedPre[len(skippedPre)-1])
+		}
+		if len(otherArches) > 0 {
+			hint += fmt.Sprintf("; %s has tags for %s only: pin one with --ocp-release %s:X.Y.Z-<suffix>", minor, strings.Join(sortedKeys(otherArches), ", "), repo)
+		}
+		return "", fmt.Errorf("no %spayload tag X.Y.Z-<arch> for %s (arches %s) in %s%s; minors with tags: %s", kind, minor, strings.Join(arches, ", "), repo, hint, listMinors(minors))
 	}
 	sort.Sort(sort.Reverse(semver.Collection(all)))
 	newest := all[0].Original()

@@ -40,3 +40,42 @@ func TestFetchURLNeverEchoesPassword(t *testing.T) {
 		t.Errorf("log leaks the password:\n%s", logs.String())
 	}
 }
+
+func TestPickBundleTagIndependentOfTagOrder(t *testing.T) {
+	tags := []string{"v4.17.3-010", "v4.17.3-10", "v4.17.3-9", "V4.17.9", "4.17.9", "v4.17.9-rc1"}
+	for i := range tags {
+		// Every rotation of the registry's order must give the same answer.
+		rot := append(append([]string(nil), tags[i:]...), tags[:i]...)
+		got, err := PickBundleTag(rot, "4.17", "repo")
+		if err != nil || got != "v4.17.3-10" {
+			t.Errorf("order %v: got %q, %v; want v4.17.3-10", rot, got, err)
+		}
+	}
+}
+
+func TestPickPayloadVersionExplainsEmptyMinor(t *testing.T) {
+	tests := []struct {
+		name string
+		tags []string
+		want []string
+	}{
+		{"multi only", []string{"4.18.5-multi", "4.18.4-multi", "4.17.1-x86_64"},
+			[]string{"4.18 has tags for multi only", "--ocp-release repo:X.Y.Z-<suffix>"}},
+		{"pre-release only", []string{"4.19.0-ec.2-x86_64", "4.19.0-rc.1-x86_64", "4.19.0-rc.1-aarch64"},
+			[]string{"only pre-release tags", "e.g. 4.19.0-rc.1-x86_64", "--allow-prerelease"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			minor := tc.tags[0][:4]
+			_, err := PickPayloadVersion(tc.tags, minor, []string{"x86_64", "aarch64"}, false, "repo")
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+		})
+	}
+}
