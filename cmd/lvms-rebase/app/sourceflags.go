@@ -40,6 +40,9 @@ type SourceFlags struct {
 	MaxImageSize     string
 }
 
+// microshiftArch maps the Go arch names --arch also accepts to MicroShift's.
+var microshiftArch = map[string]string{"amd64": "x86_64", "arm64": "aarch64"}
+
 // pinArches are the arches that get their own --ocp-release-<arch> flag.
 var pinArches = []string{"x86_64", "aarch64", "ppc64le", "s390x"}
 
@@ -98,7 +101,6 @@ func (f *SourceFlags) Options() (source.Options, error) {
 		ReleaseRepo:      f.ReleaseRepo,
 		BundleRef:        f.Bundle,
 		IDMSFile:         f.IDMSFile,
-		Insecure:         f.Insecure,
 		CacheDir:         f.CacheDir,
 		Offline:          f.Offline,
 		AllowPrerelease:  f.AllowPrerelease,
@@ -115,11 +117,24 @@ func (f *SourceFlags) Options() (source.Options, error) {
 	default:
 		o.AuthFile = f.RegistryConfig
 	}
+	for _, h := range f.Insecure {
+		host := strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(strings.TrimSpace(h), "https://"), "http://"), "/")
+		// The value is compared with request hosts; anything else would silently never match.
+		if host == "" || strings.ContainsAny(host, "/@ ") {
+			return o, usageError("--insecure-registry %q: want HOST[:PORT], e.g. mirror.local:5000", h)
+		}
+		o.Insecure = append(o.Insecure, host)
+	}
 	seen := map[string]bool{}
 	for _, a := range f.Arches {
 		a = strings.TrimSpace(a)
 		if _, err := source.GoArch(a); err != nil {
 			return o, usageError("--arch: %v", err)
+		}
+		// Go names are accepted but everything downstream (payload tags, --ocp-release-<arch>,
+		// {arch}, outputs) speaks MicroShift's, and amd64 next to x86_64 is the same arch.
+		if m, ok := microshiftArch[a]; ok {
+			a = m
 		}
 		if !seen[a] {
 			seen[a] = true

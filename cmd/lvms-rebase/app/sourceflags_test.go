@@ -69,6 +69,18 @@ func TestSourceFlags(t *testing.T) {
 		{name: "bad size", args: []string{"--max-file-size", "-1"}, err: "positive size"},
 		{name: "file cap above image cap", args: []string{"--max-file-size", "1Gi"}, err: "larger than"},
 		{name: "negative timeout", args: []string{"--timeout", "-1s"}, err: "negative"},
+		{name: "Go arch names", args: []string{"--arch", "amd64,x86_64,arm64", "--ocp-release", "quay.io/r:4.18.0-{arch}"}, check: func(t *testing.T, o source.Options) {
+			want := map[string]string{"x86_64": "quay.io/r:4.18.0-x86_64", "aarch64": "quay.io/r:4.18.0-aarch64"}
+			if !reflect.DeepEqual(o.Arches, []string{"x86_64", "aarch64"}) || !reflect.DeepEqual(o.ReleaseRefs, want) {
+				t.Fatal(o.Arches, o.ReleaseRefs)
+			}
+		}},
+		{name: "insecure registry with a scheme", args: []string{"--insecure-registry", "http://mirror.local:5000/", "--insecure-registry", "127.0.0.1:5000"}, check: func(t *testing.T, o source.Options) {
+			if !reflect.DeepEqual(o.Insecure, []string{"mirror.local:5000", "127.0.0.1:5000"}) {
+				t.Fatal(o.Insecure)
+			}
+		}},
+		{name: "insecure registry with a path", args: []string{"--insecure-registry", "mirror.local:5000/rh"}, err: "want HOST[:PORT]"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
