@@ -2,7 +2,11 @@ package source
 
 import (
 	"bytes"
+	"context"
 	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -77,5 +81,53 @@ func TestPickPayloadVersionExplainsEmptyMinor(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// dialTo returns a transport that connects every request to addr whatever its host, so
+// tests can give a loopback server a private-network or look-alike name.
+func dialTo(addr string) *http.Transport {
+	return &http.Transport{DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, network, addr)
+	}}
+}
+
+// TestPlainHTTPOnlyForLoopbackOrInsecure: ggcr falls back to plain http for RFC 1918
+// addresses and *.localhost on its own; without --insecure-registry nothing but loopback may
+// be spoken to without TLS (credentials would cross the network in clear).
+func TestPlainHTTPOnlyForLoopbackOrInsecure(t *testing.T) {
+	w := newWorld(t, worldOpts{})
+	addr := w.reg.host()
+	for _, host := range []string{"10.1.2.3:5000", "192.168.7.8:5000", "registry.localhost:5000", "127.evil.example:5000"} {
+		image := host + "/" + operatorRep + "@" + w.operatorList
+		o := Options{CacheDir: t.TempDir(), Transport: dialTo(addr), Retry: RetryOptions{Attempts: 1}}
+		_, err := newSource(t, o).ImageDigests(ctx(t), image, []string{"x86_64"})
+		if err == nil {
+			t.Errorf("%s without --insecure-registry: pulled over plain http", host)
+		}
+		o.Insecure = []string{host}
+		if _, err := newSource(t, o).ImageDigests(ctx(t), image, []string{"x86_64"}); err != nil {
+			t.Errorf("%s with --insecure-registry: %v", host, err)
+		}
+	}
+
+	// The same rule for FetchURL, including a host that only looks like 127.x.
+	srv := newFileServer(t, "/x.tar.gz", "body")
+	o := Options{CacheDir: t.TempDir(), Transport: dialTo(srv.host()), Retry: RetryOptions{Attempts: 1}}
+	for _, u := range []string{"http://127.evil.example/x.tar.gz", "http://10.1.2.3/x.tar.gz"} {
+		if _, err := newSource(t, o).FetchURL(ctx(t), u); err == nil || !strings.Contains(err.Error(), "plain http") {
+			t.Errorf("FetchURL(%s): error %v, want a plain http refusal", u, err)
+		}
+	}
+	if rc, err := newSource(t, o).FetchURL(ctx(t), "http://127.0.0.2/x.tar.gz"); err != nil {
+		t.Errorf("loopback 127.0.0.2: %v", err)
+	} else {
+		rc.Close()
+	}
+	// A --mirror to a look-alike host keeps https.
+	o.Mirrors = []Mirror{{Source: "github.com", Mirror: "127.evil.example/gh"}}
+	if got := newSource(t, o).mirrorURL(must(url.Parse("https://github.com/o/r/archive/x.tar.gz"))); got.Scheme != "https" {
+		t.Errorf("mirror to 127.evil.example downgraded to %s", got)
 	}
 }

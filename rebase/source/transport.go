@@ -4,11 +4,13 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -120,31 +122,45 @@ func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 }
 
-// insecureTransport skips TLS verification for the --insecure-registry hosts only.
+// insecureTransport enforces the TLS policy on every request, whoever built it (ggcr's
+// ping, a redirect, FetchURL): plain http only to loopback hosts and --insecure-registry
+// hosts, and unverified TLS only to the latter. ggcr on its own also falls back to plain
+// http for RFC 1918 addresses and *.localhost names, which would send credentials in clear.
 type insecureTransport struct {
 	secure, insecure http.RoundTripper
 	hosts            []string
 }
 
 func newInsecureTransport(base http.RoundTripper, hosts []string) http.RoundTripper {
-	if len(hosts) == 0 {
-		return base
+	t := &insecureTransport{secure: base, insecure: base, hosts: hosts}
+	if ht, ok := base.(*http.Transport); ok && len(hosts) > 0 {
+		in := ht.Clone()
+		if in.TLSClientConfig == nil {
+			in.TLSClientConfig = &tls.Config{}
+		}
+		in.TLSClientConfig.InsecureSkipVerify = true //nolint:gosec // only for hosts the user named with --insecure-registry
+		t.insecure = in
 	}
-	ht, ok := base.(*http.Transport)
-	if !ok {
-		return base
-	}
-	in := ht.Clone()
-	if in.TLSClientConfig == nil {
-		in.TLSClientConfig = &tls.Config{}
-	}
-	in.TLSClientConfig.InsecureSkipVerify = true //nolint:gosec // only for hosts the user named with --insecure-registry
-	return &insecureTransport{secure: base, insecure: in, hosts: hosts}
+	return t
 }
 
 func (t *insecureTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if isInsecureHost(t.hosts, req.URL.Host) {
+	insecure := isInsecureHost(t.hosts, req.URL.Host)
+	if req.URL.Scheme == "http" && !insecure && !loopbackHost(req.URL.Hostname()) {
+		return nil, fmt.Errorf("refusing plain http to %s: only loopback hosts and --insecure-registry hosts are reached without TLS", req.URL.Host)
+	}
+	if insecure {
 		return t.insecure.RoundTrip(req)
 	}
 	return t.secure.RoundTrip(req)
+}
+
+// loopbackHost reports whether host (without port) is localhost or a loopback address,
+// where plain http needs no --insecure-registry. "127.example.com" is not one.
+func loopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }

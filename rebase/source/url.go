@@ -31,8 +31,7 @@ func (s *Source) FetchURL(ctx context.Context, rawURL string) (io.ReadCloser, er
 	switch u.Scheme {
 	case "https":
 	case "http":
-		h := u.Hostname()
-		if h != "localhost" && !strings.HasPrefix(h, "127.") && h != "::1" && !isInsecureHost(s.opts.Insecure, u.Host) {
+		if !loopbackHost(u.Hostname()) && !isInsecureHost(s.opts.Insecure, u.Host) {
 			return nil, fmt.Errorf("URL %s: plain http is only allowed for loopback or --insecure-registry hosts", u.Redacted())
 		}
 	default:
@@ -162,8 +161,7 @@ func (s *Source) mirrorURL(u *url.URL) *url.URL {
 	if p, err := url.PathUnescape(out.Path); err == nil {
 		out.Path = p
 	}
-	h := out.Hostname()
-	if h == "localhost" || strings.HasPrefix(h, "127.") || h == "::1" || isInsecureHost(s.opts.Insecure, out.Host) {
+	if loopbackHost(out.Hostname()) || isInsecureHost(s.opts.Insecure, out.Host) {
 		out.Scheme = "http"
 	}
 	return &out
