@@ -29,6 +29,11 @@ const (
 const (
 	whiteoutPrefix = ".wh."
 	whiteoutOpaque = ".wh..wh..opq"
+	// maxPathLen and maxPathDepth bound what one entry may create: PATH_MAX, and far more
+	// nesting than any manifest directory has. os.Root would happily build a 100,000-deep
+	// tree from a 200 KB entry, which os.RemoveAll then cannot delete.
+	maxPathLen   = 4096
+	maxPathDepth = 64
 	// tarBlock is what every entry costs in the stream besides its body; counting it stops
 	// archives made of millions of empty entries.
 	tarBlock = 512
@@ -294,6 +299,10 @@ func (x *extractor) layer(r io.Reader, name string, m mode) error {
 		}
 		if !x.wanted(p) {
 			continue
+		}
+		if len(p) > maxPathLen || strings.Count(p, "/") >= maxPathDepth {
+			return fmt.Errorf("%s: %w: entry %.120q… is %d bytes and %d directories deep (limits %d and %d)",
+				name, ErrUnsafe, p, len(p), strings.Count(p, "/"), maxPathLen, maxPathDepth)
 		}
 		if hdr.Size > x.opts.MaxFileSize {
 			return fmt.Errorf("%s: file %q is %d bytes, over the per-file cap of %d: %w", name, p, hdr.Size, x.opts.MaxFileSize, ErrTooLarge)

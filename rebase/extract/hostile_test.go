@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -85,5 +86,27 @@ func TestRootOpaqueWhiteout(t *testing.T) {
 	}
 	if got, want := readTree(t, dst), map[string]string{"release-manifests/new": "new"}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("TopDown tree = %v, want %v", got, want)
+	}
+}
+
+// Deep or long names under a wanted prefix are refused before any directory is made.
+func TestTarDeepPath(t *testing.T) {
+	for _, name := range []string{
+		"manifests/" + strings.Repeat("a/", 100000) + "f",
+		"manifests/" + strings.Repeat("d", 5000),
+	} {
+		dst := t.TempDir()
+		_, err := Tar(bytes.NewReader(mkTar(t, reg(name, "x"))), dst, Options{Prefixes: []string{"manifests"}, Name: "img"})
+		if !errors.Is(err, ErrUnsafe) || !strings.Contains(err.Error(), "img") || len(err.Error()) > 600 {
+			t.Fatalf("error = %.300v, want a short ErrUnsafe naming the image", err)
+		}
+		if entries, _ := os.ReadDir(dst); len(entries) != 0 {
+			t.Fatalf("created %v", entries)
+		}
+	}
+	// Realistic depth still works.
+	name := "manifests/" + strings.Repeat("sub/", 20) + "x.yaml"
+	if _, err := Tar(bytes.NewReader(mkTar(t, reg(name, "x"))), t.TempDir(), Options{Prefixes: []string{"manifests"}}); err != nil {
+		t.Fatal(err)
 	}
 }
