@@ -122,16 +122,32 @@ func normKey(key string) string {
 // lookup finds the entry for repo (host/path) in c: the longest key that equals the repo,
 // one of its parent namespaces, or the registry host.
 func lookup(c *authConfigFile, repo string) (authEntry, bool) {
-	var best string
+	var best, bestKey string
 	var entry authEntry
 	found := false
 	for key, e := range c.Auths {
 		k := normKey(key)
-		if (k == repo || strings.HasPrefix(repo, k+"/")) && len(k) >= len(best) {
-			best, entry, found = k, e, true
+		if k != repo && !strings.HasPrefix(repo, k+"/") {
+			continue
+		}
+		// Several spellings can name one registry ("quay.io", "https://quay.io"); map order
+		// must not pick between them, so the key spelled exactly wins, then the shortest.
+		if !found || len(k) > len(best) || (len(k) == len(best) && betterKey(key, bestKey, k)) {
+			best, bestKey, entry, found = k, key, e, true
 		}
 	}
 	return entry, found
+}
+
+// betterKey orders two auths keys that normalise to the same k.
+func betterKey(a, b, k string) bool {
+	if (a == k) != (b == k) {
+		return a == k
+	}
+	if len(a) != len(b) {
+		return len(a) < len(b)
+	}
+	return a < b
 }
 
 // Resolve implements authn.Keychain.

@@ -131,3 +131,36 @@ func TestPlainHTTPOnlyForLoopbackOrInsecure(t *testing.T) {
 		t.Errorf("mirror to 127.evil.example downgraded to %s", got)
 	}
 }
+
+// A huge Retry-After must be capped, not overflow into "retry at once".
+func TestRetryAfterHuge(t *testing.T) {
+	for _, h := range []string{"9223372037", "18446744074", "99999999999999999999"} {
+		d, ok := retryAfter(h, 30*time.Second)
+		if h == "99999999999999999999" && !ok {
+			continue // not an integer at all: ignored like any garbage
+		}
+		if !ok || d != 30*time.Second {
+			t.Errorf("retryAfter(%q) = %v, %v; want the 30s cap", h, d, ok)
+		}
+	}
+}
+
+// Two keys naming the same registry ("quay.io", "https://quay.io") must resolve the same
+// way every time, not by map iteration order.
+func TestAuthLookupDeterministic(t *testing.T) {
+	c := &authConfigFile{Auths: map[string]authEntry{
+		"https://quay.io": {Username: "scheme"},
+		"quay.io":         {Username: "plain"},
+		"quay.io/":        {Username: "slash"},
+		"http://quay.io":  {Username: "http"},
+	}}
+	first, _ := lookup(c, "quay.io/openshift-release-dev/ocp-release")
+	for i := 0; i < 200; i++ {
+		if e, _ := lookup(c, "quay.io/openshift-release-dev/ocp-release"); e != first {
+			t.Fatalf("lookup gave %q then %q", first.Username, e.Username)
+		}
+	}
+	if first.Username != "plain" {
+		t.Errorf("lookup chose %q, want the key spelled exactly as the registry", first.Username)
+	}
+}

@@ -66,6 +66,10 @@ func retryAfter(h string, max time.Duration) (time.Duration, bool) {
 	var d time.Duration
 	if secs, err := strconv.Atoi(h); err == nil {
 		d = time.Duration(secs) * time.Second
+		if secs > int(max/time.Second) {
+			// Checked before multiplying would matter: a huge value overflows to ~0.
+			d = max
+		}
 	} else if t, err := http.ParseTime(h); err == nil {
 		d = time.Until(t)
 	} else {
