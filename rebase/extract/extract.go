@@ -239,7 +239,7 @@ func cleanName(name string) (string, error) {
 			return "", fmt.Errorf("%w: path traversal in %q", ErrUnsafe, name)
 		}
 	}
-	if strings.ContainsRune(name, 0) || strings.Contains(name, "\\") {
+	if strings.ContainsRune(name, 0) {
 		return "", fmt.Errorf("%w: invalid character in %q", ErrUnsafe, name)
 	}
 	p := strings.Trim(path.Clean("/"+name), "/")
@@ -299,6 +299,11 @@ func (x *extractor) layer(r io.Reader, name string, m mode) error {
 		}
 		if !x.wanted(p) {
 			continue
+		}
+		// A backslash is an ordinary character on Linux (systemd's escaped unit names in a
+		// base layer), but a separator elsewhere: refused only in what gets written.
+		if strings.Contains(p, "\\") {
+			return fmt.Errorf("%s: %w: invalid character in %q", name, ErrUnsafe, hdr.Name)
 		}
 		if len(p) > maxPathLen || strings.Count(p, "/") >= maxPathDepth {
 			return fmt.Errorf("%s: %w: entry %.120q… is %d bytes and %d directories deep (limits %d and %d)",

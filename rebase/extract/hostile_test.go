@@ -110,3 +110,24 @@ func TestTarDeepPath(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Linux file names may hold a backslash (systemd's escaped unit names in a base layer);
+// only names that would be written are held to the stricter rule.
+func TestBackslashOutsidePrefixes(t *testing.T) {
+	b := mkTar(t, reg(`usr/lib/systemd/system/system-systemd\x2dcryptsetup.slice`, "unit"), reg("manifests/a.yaml", "a"))
+	dst := t.TempDir()
+	if _, err := Tar(bytes.NewReader(b), dst, Options{Prefixes: []string{"manifests"}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := readTree(t, dst); !reflect.DeepEqual(got, map[string]string{"manifests/a.yaml": "a"}) {
+		t.Fatalf("tree %v", got)
+	}
+	_, err := Tar(bytes.NewReader(mkTar(t, reg(`manifests\..\x`, "x"))), t.TempDir(), Options{Prefixes: []string{"manifests"}})
+	if err != nil {
+		t.Fatalf("a backslash name outside the prefixes (it is one odd file name at the root): %v", err)
+	}
+	_, err = Tar(bytes.NewReader(mkTar(t, reg(`manifests/a\b.yaml`, "x"))), t.TempDir(), Options{Prefixes: []string{"manifests"}})
+	if !errors.Is(err, ErrUnsafe) {
+		t.Fatalf("backslash under a prefix: error %v, want ErrUnsafe", err)
+	}
+}
