@@ -127,7 +127,7 @@ func (s *Source) getManifest(ctx context.Context, r imgRef) (*manifest, error) {
 		}
 		d, ok := rec.Digests[r.tag]
 		if !ok {
-			return nil, fmt.Errorf("%s: tag not in the cache (offline)", r)
+			return nil, fmt.Errorf("%s: tag not in the cache %s (offline: run once online with this --cache-dir, or pin by digest)", r, s.cache.dir)
 		}
 		h, err := v1.NewHash(d)
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -162,5 +163,20 @@ func TestAuthLookupDeterministic(t *testing.T) {
 	}
 	if first.Username != "plain" {
 		t.Errorf("lookup chose %q, want the key spelled exactly as the registry", first.Username)
+	}
+}
+
+// --offline with an empty cache says which cache it looked in, for tags and digests alike.
+func TestOfflineEmptyCacheNamesCache(t *testing.T) {
+	o := Options{CacheDir: filepath.Join(t.TempDir(), "empty-cache"), Offline: true}
+	s := newSource(t, o)
+	for _, ref := range []string{releaseRepo + ":4.18.5-x86_64", releaseRepo + "@sha256:" + strings.Repeat("a", 64)} {
+		_, err := s.ImageDigests(ctx(t), ref, []string{"x86_64"})
+		if err == nil || !strings.Contains(err.Error(), "offline") || !strings.Contains(err.Error(), o.CacheDir) || !strings.Contains(err.Error(), ref) {
+			t.Errorf("%s: error %v, want it to name the ref, the cache and offline", ref, err)
+		}
+	}
+	if _, err := s.Resolve(ctx(t), "4.18", ""); err == nil || !strings.Contains(err.Error(), o.CacheDir) {
+		t.Errorf("Resolve: error %v, want it to name the cache", err)
 	}
 }
