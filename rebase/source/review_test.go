@@ -3,14 +3,21 @@ package source
 import (
 	"bytes"
 	"context"
+	"io"
+	"log"
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/registry"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 )
 
 // TestFetchURLNeverEchoesPassword covers URLs url.Parse accepts (errors use URL.Redacted)
@@ -178,5 +185,50 @@ func TestOfflineEmptyCacheNamesCache(t *testing.T) {
 	}
 	if _, err := s.Resolve(ctx(t), "4.18", ""); err == nil || !strings.Contains(err.Error(), o.CacheDir) {
 		t.Errorf("Resolve: error %v, want it to name the cache", err)
+	}
+}
+
+// --insecure-registry for one TLS registry does not relax verification for another, nor
+// for a --mirror that points at the other one.
+func TestInsecureDoesNotLeak(t *testing.T) {
+	start := func() (*httptest.Server, string) {
+		srv := httptest.NewUnstartedServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+		srv.Config.ErrorLog = log.New(io.Discard, "", 0)
+		srv.StartTLS()
+		t.Cleanup(srv.Close)
+		return srv, strings.TrimPrefix(srv.URL, "https://")
+	}
+	a, hostA := start()
+	b, hostB := start()
+	img := image(t, "amd64", randomLayer(t, 64))
+	for _, s := range []*httptest.Server{a, b} {
+		ref := must(name.ParseReference(strings.TrimPrefix(s.URL, "https://") + "/lvms4/op:v1"))
+		if err := remote.Write(ref, img, remote.WithTransport(s.Client().Transport)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	o := Options{CacheDir: t.TempDir(), Retry: RetryOptions{Attempts: 1}, Insecure: []string{hostA}}
+	for _, tc := range []struct {
+		image  string
+		mirror string
+		ok     bool
+	}{
+		{image: hostA + "/lvms4/op:v1", ok: true},
+		{image: hostB + "/lvms4/op:v1"},
+		{image: "registry.example.com/lvms4/op:v1", mirror: hostA, ok: true},
+		{image: "registry.example.com/lvms4/op:v1", mirror: hostB},
+	} {
+		o.Mirrors = nil
+		if tc.mirror != "" {
+			o.Mirrors = []Mirror{{Source: "registry.example.com", Mirror: tc.mirror}}
+		}
+		_, err := newSource(t, o).ImageDigests(ctx(t), tc.image, []string{"x86_64"})
+		if (err == nil) != tc.ok {
+			t.Errorf("%s (mirror %q): error %v, want success %v", tc.image, tc.mirror, err, tc.ok)
+		}
+	}
+	o.Mirrors = nil
+	if _, err := newSource(t, o).FetchURL(ctx(t), "https://"+hostB+"/v2/"); err == nil || !strings.Contains(err.Error(), "certificate") {
+		t.Errorf("FetchURL to the other host: error %v, want a certificate failure", err)
 	}
 }
