@@ -232,3 +232,33 @@ func TestInsecureDoesNotLeak(t *testing.T) {
 		t.Errorf("FetchURL to the other host: error %v, want a certificate failure", err)
 	}
 }
+
+// A token in a URL's query (pre-signed or private downloads) stays out of errors and logs.
+func TestFetchURLNeverEchoesQueryToken(t *testing.T) {
+	const secret = "tok3n-hunter2"
+	srv := newFileServer(t, "/x.tar.gz", "body")
+	srv.inject(fault{match: "/x.tar.gz", kind: faultStatus, status: 503, times: -1})
+	var logs bytes.Buffer
+	o := Options{CacheDir: t.TempDir(), Retry: RetryOptions{Attempts: 2, Backoff: time.Millisecond},
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))}
+	for _, u := range []string{
+		srv.srv.URL + "/x.tar.gz?token=" + secret,              // HTTP 503, retried
+		"http://127.0.0.1:1/x.tar.gz?token=" + secret,          // connection refused
+		"https://example.com/x.tar.gz?token=" + secret + "%zz", // malformed
+		"ftp://example.com/x?token=" + secret,                  // wrong scheme
+	} {
+		for _, offline := range []bool{false, true} {
+			o.Offline = offline
+			_, err := newSource(t, o).FetchURL(ctx(t), u)
+			if err == nil {
+				t.Fatalf("FetchURL(%q) succeeded", u)
+			}
+			if strings.Contains(err.Error(), secret) {
+				t.Errorf("offline=%v: FetchURL(%q) error leaks the token: %v", offline, u, err)
+			}
+		}
+	}
+	if strings.Contains(logs.String(), secret) {
+		t.Errorf("log leaks the token:\n%s", logs.String())
+	}
+}

@@ -105,7 +105,7 @@ func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 				return nil, err
 			}
 			d := t.opts.backoff(attempt)
-			t.log.Warn("retrying request", "url", req.URL.Redacted(), "error", err, "in", d)
+			t.log.Warn("retrying request", "url", safeURL(req.URL), "error", err, "in", d)
 			if serr := sleepCtx(ctx, d); serr != nil {
 				return nil, err
 			}
@@ -114,7 +114,7 @@ func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			if ra, ok := retryAfter(resp.Header.Get("Retry-After"), t.opts.MaxBackoff); ok {
 				d = ra
 			}
-			t.log.Warn("retrying request", "url", req.URL.Redacted(), "status", resp.StatusCode, "in", d)
+			t.log.Warn("retrying request", "url", safeURL(req.URL), "status", resp.StatusCode, "in", d)
 			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 			resp.Body.Close()
 			if serr := sleepCtx(ctx, d); serr != nil {

@@ -2,6 +2,7 @@ package source
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -32,11 +33,11 @@ func (s *Source) FetchURL(ctx context.Context, rawURL string) (io.ReadCloser, er
 	case "https":
 	case "http":
 		if !loopbackHost(u.Hostname()) && !isInsecureHost(s.opts.Insecure, u.Host) {
-			return nil, fmt.Errorf("URL %s: plain http is only allowed for loopback or --insecure-registry hosts", u.Redacted())
+			return nil, fmt.Errorf("URL %s: plain http is only allowed for loopback or --insecure-registry hosts", safeURL(u))
 		}
 	default:
 		// An opaque URL ("user:pw@host/x" reads as scheme "user") has no User to redact.
-		return nil, fmt.Errorf("URL %s: want http(s)", redactUserinfo(u.Redacted()))
+		return nil, fmt.Errorf("URL %s: want http(s)", redactUserinfo(safeURL(u)))
 	}
 	idx := s.cache.urlPath(rawURL)
 	// A URL that names a full commit id (the snapshot-assets archive) cannot change, so a
@@ -53,7 +54,7 @@ func (s *Source) FetchURL(ctx context.Context, rawURL string) (io.ReadCloser, er
 	if s.opts.Offline {
 		b, err := os.ReadFile(idx)
 		if err != nil {
-			return nil, fmt.Errorf("URL %s is not in the cache %s (offline)", u.Redacted(), s.cache.dir)
+			return nil, fmt.Errorf("URL %s is not in the cache %s (offline)", safeURL(u), s.cache.dir)
 		}
 		h, err := v1.NewHash(strings.TrimSpace(string(b)))
 		if err != nil {
@@ -61,23 +62,28 @@ func (s *Source) FetchURL(ctx context.Context, rawURL string) (io.ReadCloser, er
 		}
 		p, err := s.cache.get(h)
 		if err != nil || p == "" {
-			return nil, fmt.Errorf("URL %s: cached content %s missing or corrupt (offline)", u.Redacted(), h)
+			return nil, fmt.Errorf("URL %s: cached content %s missing or corrupt (offline)", safeURL(u), h)
 		}
 		return os.Open(p)
 	}
 	var f *os.File
-	err = s.attempt(ctx, u.Redacted(), func() error {
+	err = s.attempt(ctx, safeURL(u), func() error {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 		if err != nil {
 			return err
 		}
 		resp, err := s.client.Do(req)
 		if err != nil {
+			// url.Error prints the URL with its query, which may carry a token.
+			var ue *url.Error
+			if errors.As(err, &ue) {
+				return fmt.Errorf("GET %s: %w", safeURL(u), ue.Err)
+			}
 			return err
 		}
 		defer resp.Body.Close()
 		if resp.StatusCode != http.StatusOK {
-			return &httpStatusError{url: u.Redacted(), code: resp.StatusCode}
+			return &httpStatusError{url: safeURL(u), code: resp.StatusCode}
 		}
 		tmp, err := os.CreateTemp("", "lvms-rebase-url-")
 		if err != nil {
@@ -113,24 +119,43 @@ func (s *Source) FetchURL(ctx context.Context, rawURL string) (io.ReadCloser, er
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("fetching %s: %w", u.Redacted(), err)
+		return nil, fmt.Errorf("fetching %s: %w", safeURL(u), err)
 	}
 	return f, nil
 }
 
-// redactUserinfo masks the userinfo of a URL that url.Parse rejected (so URL.Redacted is
-// not available). A malformed URL may hold a password with "/" or ":" in it, so everything
-// between the scheme and the last "@" goes: "https://u:p/w@host/x" → "https://xxxxx@host/x".
+// safeURL renders u for errors and logs: the password masked (URL.Redacted) and every
+// query value too, since pre-signed and private download URLs carry tokens there.
+func safeURL(u *url.URL) string {
+	if u.RawQuery == "" {
+		return u.Redacted()
+	}
+	cp := *u
+	q := cp.Query()
+	for k := range q {
+		q[k] = []string{"xxxxx"}
+	}
+	cp.RawQuery = q.Encode()
+	return cp.Redacted()
+}
+
+// redactUserinfo masks the userinfo and query of a URL that url.Parse rejected (so neither
+// URL.Redacted nor safeURL is available). A malformed URL may hold a password with "/" or
+// ":" in it, so everything between the scheme and the last "@" goes:
+// "https://u:p/w@host/x?t=1" → "https://xxxxx@host/x?xxxxx".
 func redactUserinfo(raw string) string {
-	prefix, rest := "", raw
-	if i := strings.Index(raw, "://"); i >= 0 {
-		prefix, rest = raw[:i+3], raw[i+3:]
+	out := raw
+	if i := strings.Index(out, "?"); i >= 0 {
+		out = out[:i] + "?xxxxx"
 	}
-	at := strings.LastIndex(rest, "@")
-	if at < 0 {
-		return raw
+	prefix, rest := "", out
+	if i := strings.Index(out, "://"); i >= 0 {
+		prefix, rest = out[:i+3], out[i+3:]
 	}
-	return prefix + "xxxxx" + rest[at:]
+	if at := strings.LastIndex(rest, "@"); at >= 0 {
+		return prefix + "xxxxx" + rest[at:]
+	}
+	return out
 }
 
 type httpStatusError struct {
