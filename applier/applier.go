@@ -109,7 +109,9 @@ type Result struct {
 	Era Era
 	// Plan is the outcome of the configuration gates.
 	Plan Plan
-	// Lvmd is where the lvmd configuration came from, LvmdChecksum the SHA-256 of its canonical form.
+	// Lvmd is where the lvmd configuration came from. LvmdChecksum is the SHA-256 of the deployed
+	// form: the rendered ConfigMap data (TopoLVM era, the pod-template annotation) or the runtime
+	// copy (LVMS era).
 	Lvmd         LvmdSource
 	LvmdChecksum string
 	// RuntimeLvmdWritten is true when the LVMS runtime copy was (re)written.
@@ -147,7 +149,12 @@ func Apply(ctx context.Context, opts Options) (*Result, error) {
 		o.Logger.Warn(w)
 	}
 	if pl.era != nil && pl.era.runtimeLvmdCopy && res.Plan.Storage {
-		changed, err := WriteFileAtomic(o.RuntimeLvmdPath, pl.lvmdCanonical, 0o644)
+		// MicroShift copies a user file world-readable but writes generated defaults 0600.
+		mode := os.FileMode(0o644)
+		if res.Lvmd.Path == "" {
+			mode = 0o600
+		}
+		changed, err := WriteFileAtomic(o.RuntimeLvmdPath, pl.lvmdCanonical, mode)
 		if err != nil {
 			return res, fmt.Errorf("writing runtime lvmd copy: %w", err)
 		}
@@ -278,6 +285,13 @@ func prepare(ctx context.Context, o Options) (*plan, error) {
 				}
 				pl.lvmdCanonical = canon
 				lvmdStr, socketName = string(canon), cfg.SocketName
+				if pl.era.lvmdConfigMap != nil {
+					rendered, err := cfg.Rendered(src.Message)
+					if err != nil {
+						return nil, err
+					}
+					lvmdStr = string(rendered)
+				}
 				res.LvmdChecksum = Sha256sum(lvmdStr)
 			}
 		}

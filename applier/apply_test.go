@@ -644,3 +644,43 @@ func TestTransientErrorsRetried(t *testing.T) {
 	}
 	e.assertNoop(o, res)
 }
+
+// The wait for legacy objects is bounded (MicroShift's polled forever): with stuck objects (a
+// finalizer nobody removes) Apply gives up after about DeleteTimeout, naming the object.
+func TestLegacyDeleteStuck(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	stuck := []ObjectRef{
+		{Version: "v1", Kind: "ConfigMap", Namespace: StorageNamespace, Name: "lvmd"},
+		{Version: "v1", Kind: "ServiceAccount", Namespace: StorageNamespace, Name: "topolvm-controller"},
+		{Version: "v1", Kind: "ServiceAccount", Namespace: StorageNamespace, Name: "topolvm-node"},
+		rbac("Role", StorageNamespace, "topolvm-controller"),
+	}
+	for _, ref := range append([]ObjectRef{{Version: "v1", Kind: "Namespace", Name: StorageNamespace}}, stuck...) {
+		u := &unstructured.Unstructured{}
+		u.SetAPIVersion(schema.GroupVersion{Group: ref.Group, Version: ref.Version}.String())
+		u.SetKind(ref.Kind)
+		u.SetName(ref.Name)
+		u.SetNamespace(ref.Namespace)
+		if ref.Kind != "Namespace" {
+			u.SetFinalizers([]string{"example.com/never-removed"})
+		}
+		if _, err := e.ri(ref).Create(ctx, u, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("creating %s: %v", ref, err)
+		}
+	}
+	o := testOptions(t, "4.17")
+	o.RESTConfig = e.cfg
+	o.DeleteTimeout = 2 * time.Second
+	start := time.Now()
+	_, err := Apply(ctx, o)
+	elapsed := time.Since(start)
+	if err == nil || !slices.ContainsFunc(stuck, func(r ObjectRef) bool {
+		return strings.Contains(err.Error(), "waiting for legacy "+r.String()+" to be deleted")
+	}) {
+		t.Fatalf("Apply with undeletable legacy objects: %v, want an error naming one of them", err)
+	}
+	if elapsed > 6*time.Second {
+		t.Errorf("gave up after %s, want about DeleteTimeout (%s)", elapsed, o.DeleteTimeout)
+	}
+}

@@ -58,7 +58,10 @@ func connect(ctx context.Context, o Options) (*kube, error) {
 	}
 	delay := 100 * time.Millisecond
 	for attempt := 1; ; attempt++ {
-		_, err := disc.ServerVersion()
+		// The WithContext variants throughout: the plain discovery and RESTMapper calls use
+		// context.TODO(), so a server that accepts connections but never answers would hold Apply
+		// past the caller's deadline.
+		_, err := disc.ServerVersionWithContext(ctx)
 		if err == nil {
 			break
 		}
@@ -109,9 +112,9 @@ func (k *kube) run(ctx context.Context, pl *plan, res *Result) error {
 func (k *kube) resource(ctx context.Context, gvk schema.GroupVersionKind, ns string, wait bool) (dynamic.ResourceInterface, bool, error) {
 	var mapping *meta.RESTMapping
 	err := k.poll(ctx, k.o.WaitTimeout, k.shortPoll(), func() (bool, error) {
-		m, err := k.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+		m, err := k.mapper.RESTMappingWithContext(ctx, gvk.GroupKind(), gvk.Version)
 		if meta.IsNoMatchError(err) && wait {
-			k.mapper.Reset() // a CRD applied moments ago may not be in discovery yet
+			k.mapper.ResetWithContext(ctx) // a CRD applied moments ago may not be in discovery yet
 			return false, nil
 		}
 		mapping = m
@@ -349,7 +352,7 @@ func (k *kube) waitEstablished(ctx context.Context, crds []object) error {
 			return fmt.Errorf("waiting for CRD %s to be established (%s): %w", name, last, err)
 		}
 	}
-	k.mapper.Reset()
+	k.mapper.ResetWithContext(ctx)
 	return nil
 }
 

@@ -213,7 +213,7 @@ func typeOrThick(t string) string {
 func (c *LvmdConfig) Enabled() bool { return c != nil && len(c.DeviceClasses) > 0 }
 
 // Canonical returns the deterministic YAML form of the configuration: sorted keys, unset fields as
-// null. It is what the ConfigMap and the runtime copy contain and what the checksum covers, so
+// null. It is what the LVMS runtime copy contains and the body of the TopoLVM rendered form, so
 // comments or reordering in the user's file never restart pods.
 func (c *LvmdConfig) Canonical() ([]byte, error) {
 	out, err := yaml.Marshal(c)
@@ -221,6 +221,18 @@ func (c *LvmdConfig) Canonical() ([]byte, error) {
 		return nil, fmt.Errorf("marshalling lvmd config: %w", err)
 	}
 	return out, nil
+}
+
+// Rendered returns the form MicroShift puts in the TopoLVM-era ConfigMap and feeds to the
+// pod-template checksum: the canonical YAML prefixed with "# <message>" when message is not
+// empty. The message line is part of the checksum, as it always was, so switching between a
+// user file and defaults for the same config still rolls the node pods exactly once.
+func (c *LvmdConfig) Rendered(message string) ([]byte, error) {
+	canon, err := c.Canonical()
+	if err != nil || message == "" {
+		return canon, err
+	}
+	return append([]byte("# "+message+"\n"), canon...), nil
 }
 
 // Sha256sum is the hex SHA-256 of s; templates use it for the pod-template checksum.

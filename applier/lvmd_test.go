@@ -145,6 +145,17 @@ socket-name: /run/lvmd/lvmd.socket
 	if string(got) != want {
 		t.Errorf("Canonical() =\n%s\nwant\n%s", got, want)
 	}
+	// The TopoLVM rendered form (ConfigMap data, checksum input) carries the message line.
+	r, err := c.Rendered("Defaulting to the only available volume group")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "# Defaulting to the only available volume group\n" + want; string(r) != want {
+		t.Errorf("Rendered() =\n%s\nwant\n%s", r, want)
+	}
+	if r, _ := c.Rendered(""); string(r) != want {
+		t.Errorf("Rendered(\"\") =\n%s\nwant the canonical form", r)
+	}
 	// Comments and key order in the user's file do not change the canonical bytes.
 	p, err := ParseLvmd("x", []byte("# hello\nsocket-name: /run/lvmd/lvmd.socket\ndevice-classes:\n- volume-group: vg\n  name: default\n  spare-gb: 0\n  default: true\n"))
 	if err != nil {

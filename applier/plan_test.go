@@ -2,15 +2,21 @@ package applier
 
 import (
 	"context"
+	"errors"
 	"io"
 	"io/fs"
 	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
@@ -80,8 +86,9 @@ func TestPrepareTopoLVM(t *testing.T) {
 	}
 	cm := find(t, pl, "ConfigMap", "lvmd")
 	data, _, _ := unstructured.NestedString(cm.Object, "data", "lvmd.yaml")
-	if !strings.Contains(data, "volume-group: rhel") || data != string(pl.lvmdCanonical) {
-		t.Errorf("lvmd ConfigMap data = %q", data)
+	// Domain §8.3: the rendered form is the canonical YAML prefixed with "# <Message>".
+	if want := "# Defaulting to the only available volume group\n" + string(pl.lvmdCanonical); !strings.Contains(data, "volume-group: rhel") || data != want {
+		t.Errorf("lvmd ConfigMap data = %q, want %q", data, want)
 	}
 	ds := find(t, pl, "DaemonSet", "topolvm-node")
 	sum, _, _ := unstructured.NestedString(ds.Object, "spec", "template", "metadata", "annotations", LvmdChecksumAnnotation)
@@ -300,5 +307,124 @@ func TestPrepareNoLVM(t *testing.T) {
 		if r.Namespace == StorageNamespace || r.Kind == "StorageClass" {
 			t.Errorf("planned %s without LVM", r)
 		}
+	}
+}
+
+// The LVMS runtime copy is written before the API server is contacted, with MicroShift's modes:
+// generated defaults 0600, a copied user file 0644 (domain §8.3).
+func TestRuntimeLvmdCopyMode(t *testing.T) {
+	tests := []struct {
+		name     string
+		userFile string
+		want     os.FileMode
+	}{
+		{name: "defaults", want: 0o600},
+		{name: "user file", userFile: "device-classes:\n- name: a\n  volume-group: vg\n  default: true\n", want: 0o644},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := testOptions(t, "4.18")
+			if tt.userFile != "" {
+				if err := os.WriteFile(o.LvmdPath, []byte(tt.userFile), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// Nothing listens on the test host, so Apply stops at connect, after the copy.
+			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+			defer cancel()
+			if _, err := Apply(ctx, o); err == nil {
+				t.Fatal("Apply against an unreachable API server succeeded")
+			}
+			st, err := os.Stat(o.RuntimeLvmdPath)
+			if err != nil {
+				t.Fatalf("runtime copy not written: %v", err)
+			}
+			if st.Mode().Perm() != tt.want {
+				t.Errorf("runtime copy mode %o, want %o", st.Mode().Perm(), tt.want)
+			}
+		})
+	}
+}
+
+// An API server that accepts connections but never answers (kube-apiserver wedged while starting)
+// must not outlive the caller's deadline: the reachability probe honours ctx.
+func TestConnectHonoursDeadlineOnHungServer(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conns []net.Conn
+	var mu sync.Mutex
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c) // held open, never read or answered
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		l.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	o := testOptions(t, "4.18")
+	o.RESTConfig = &rest.Config{Host: "http://" + l.Addr().String()}
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := Apply(ctx, o)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "not reachable") {
+			t.Errorf("Apply against a hung API server: %v, want a not-reachable error", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Apply still blocked 10s after a 500ms deadline")
+	}
+}
+
+// A server that answers the reachability probe and then hangs (discovery stuck behind an
+// overloaded aggregated API) must not outlive the deadline either: the RESTMapper's discovery
+// goes through the context-aware client-go calls.
+func TestDiscoveryHonoursDeadlineOnHungServer(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/version" {
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"major":"1","minor":"37","gitVersion":"v1.37.0"}`)
+			return
+		}
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	t.Cleanup(func() { close(release); srv.Close() })
+	o := testOptions(t, "4.18")
+	o.RESTConfig = &rest.Config{Host: srv.URL}
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := Apply(ctx, o)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("Apply against a hung discovery: %v, want a deadline error", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Apply still blocked 10s after a 500ms deadline")
 	}
 }
