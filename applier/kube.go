@@ -456,6 +456,11 @@ func rolloutComplete(u *unstructured.Unstructured) (bool, string) {
 		if st("updatedReplicas") < want || st("availableReplicas") < want {
 			return false, fmt.Sprintf("%d/%d updated, %d/%d available", st("updatedReplicas"), want, st("availableReplicas"), want)
 		}
+		// During a rolling update the old pod keeps availableReplicas up while the new one starts;
+		// kubectl waits for it to terminate, and so must we, or the new pod is never checked.
+		if old := st("replicas") - st("updatedReplicas"); old > 0 {
+			return false, fmt.Sprintf("%d old replicas pending termination", old)
+		}
 	case "DaemonSet":
 		want := st("desiredNumberScheduled")
 		if want == 0 || st("updatedNumberScheduled") < want || st("numberAvailable") < want {

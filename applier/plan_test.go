@@ -428,3 +428,38 @@ func TestDiscoveryHonoursDeadlineOnHungServer(t *testing.T) {
 		t.Fatal("Apply still blocked 10s after a 500ms deadline")
 	}
 }
+
+// rolloutComplete follows `kubectl rollout status`: a Deployment mid-rollout, whose old pod is
+// still the available one, is not ready.
+func TestRolloutComplete(t *testing.T) {
+	obj := func(kind string, gen int64, spec, status map[string]any) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apps/v1", "kind": kind, "spec": spec, "status": status}}
+		u.SetGeneration(gen)
+		return u
+	}
+	tests := []struct {
+		name string
+		u    *unstructured.Unstructured
+		want bool
+	}{
+		{name: "deployment done", want: true, u: obj("Deployment", 2, map[string]any{"replicas": int64(1)},
+			map[string]any{"observedGeneration": int64(2), "replicas": int64(1), "updatedReplicas": int64(1), "availableReplicas": int64(1)})},
+		{name: "deployment generation not observed", u: obj("Deployment", 3, map[string]any{"replicas": int64(1)},
+			map[string]any{"observedGeneration": int64(2), "replicas": int64(1), "updatedReplicas": int64(1), "availableReplicas": int64(1)})},
+		{name: "deployment old replica still serving", u: obj("Deployment", 2, map[string]any{"replicas": int64(1)},
+			map[string]any{"observedGeneration": int64(2), "replicas": int64(2), "updatedReplicas": int64(1), "availableReplicas": int64(1)})},
+		{name: "deployment updated pod not available", u: obj("Deployment", 2, map[string]any{"replicas": int64(1)},
+			map[string]any{"observedGeneration": int64(2), "replicas": int64(1), "updatedReplicas": int64(1), "availableReplicas": int64(0)})},
+		{name: "daemonset done", want: true, u: obj("DaemonSet", 1, map[string]any{},
+			map[string]any{"observedGeneration": int64(1), "desiredNumberScheduled": int64(1), "updatedNumberScheduled": int64(1), "numberAvailable": int64(1)})},
+		{name: "daemonset not updated", u: obj("DaemonSet", 1, map[string]any{},
+			map[string]any{"observedGeneration": int64(1), "desiredNumberScheduled": int64(1), "updatedNumberScheduled": int64(0), "numberAvailable": int64(1)})},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got, state := rolloutComplete(tc.u); got != tc.want {
+				t.Errorf("rolloutComplete = %v (%s), want %v", got, state, tc.want)
+			}
+		})
+	}
+}
