@@ -91,9 +91,18 @@ func (s *Source) FetchURL(ctx context.Context, rawURL string) (io.ReadCloser, er
 		}
 		defer os.Remove(tmp.Name())
 		defer tmp.Close()
-		n, err := io.Copy(tmp, resp.Body)
+		// The archive is small (kilobytes); a body past the per-image cap is a hostile or
+		// misconfigured server and must not fill the disk. Such an error is not retried.
+		limit := s.opts.MaxImageSize
+		if resp.ContentLength > limit {
+			return &tooLargeError{url: safeURL(u), limit: limit}
+		}
+		n, err := io.Copy(tmp, io.LimitReader(resp.Body, limit+1))
 		if err != nil {
 			return err
+		}
+		if n > limit {
+			return &tooLargeError{url: safeURL(u), limit: limit}
 		}
 		if resp.ContentLength >= 0 && n != resp.ContentLength {
 			return fmt.Errorf("short body (%d of %d bytes): %w", n, resp.ContentLength, io.ErrUnexpectedEOF)
@@ -190,4 +199,14 @@ func (s *Source) mirrorURL(u *url.URL) *url.URL {
 		out.Scheme = "http"
 	}
 	return &out
+}
+
+// tooLargeError reports a download over --max-image-size.
+type tooLargeError struct {
+	url   string
+	limit int64
+}
+
+func (e *tooLargeError) Error() string {
+	return fmt.Sprintf("URL %s: body larger than %d bytes (--max-image-size)", e.url, e.limit)
 }

@@ -92,3 +92,24 @@ func TestFetchURLCommitCached(t *testing.T) {
 		t.Fatalf("requests %v: want the commit archive once and the branch archive twice", hits)
 	}
 }
+
+// TestFetchURLSizeCap refuses a body over MaxImageSize, with or without a Content-Length.
+func TestFetchURLSizeCap(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/chunked" {
+			w.(http.Flusher).Flush() // no Content-Length
+		}
+		io.WriteString(w, strings.Repeat("x", 4096))
+	}))
+	defer srv.Close()
+	s, err := New(Options{CacheDir: t.TempDir(), MaxImageSize: 1024})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"/sized", "/chunked"} {
+		_, err := s.FetchURL(context.Background(), srv.URL+p)
+		if err == nil || !strings.Contains(err.Error(), "larger than 1024 bytes") {
+			t.Errorf("%s: error %v, want the size cap", p, err)
+		}
+	}
+}
