@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -65,7 +66,15 @@ func runApply(ctx context.Context, streams IOStreams, f *applyFlags) error {
 	if st, err := os.Stat(f.assets); err != nil || !st.IsDir() {
 		return usageError("--assets %s: not a directory", f.assets)
 	}
-	restCfg, err := clientcmd.BuildConfigFromFlags("", f.kubeconfig)
+	// Like kubectl, $KUBECONFIG may be a list of files: merged, missing ones skipped. A single
+	// path must exist.
+	rules := &clientcmd.ClientConfigLoadingRules{}
+	if paths := filepath.SplitList(f.kubeconfig); len(paths) > 1 {
+		rules.Precedence = paths
+	} else {
+		rules.ExplicitPath = f.kubeconfig
+	}
+	restCfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
 	if err != nil {
 		return fmt.Errorf("loading kubeconfig %s: %w", f.kubeconfig, err)
 	}

@@ -90,3 +90,17 @@ func TestApplyCommand(t *testing.T) {
 		t.Fatalf("second apply: exit %d\n%s\n%s", code, out, errOut)
 	}
 }
+
+// $KUBECONFIG may be a list, as for kubectl: files are merged and missing ones skipped.
+func TestApplyCommandKubeconfigList(t *testing.T) {
+	dir := t.TempDir()
+	kc := filepath.Join(dir, "kubeconfig")
+	os.WriteFile(kc, []byte("apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: https://127.0.0.1:1\ncontexts:\n- name: c\n  context:\n    cluster: c\ncurrent-context: c\n"), 0o600)
+	t.Setenv("KUBECONFIG", filepath.Join(dir, "absent")+string(os.PathListSeparator)+kc)
+	// The list loads; nothing listens on its server, so the short deadline ends the retries.
+	code, _, errOut := runMain(t, "apply", "--assets", applyAssets, "--lvmd", filepath.Join(dir, "none.yaml"),
+		"--runtime-lvmd", filepath.Join(dir, "runtime", "lvmd.yaml"), "--volume-groups", "vg", "--timeout", "500ms")
+	if code != ExitError || !strings.Contains(errOut, "API server https://127.0.0.1:1 not reachable") {
+		t.Errorf("exit %d, stderr %q, want the kubeconfig list loaded and its server unreachable", code, errOut)
+	}
+}
