@@ -684,3 +684,33 @@ func TestLegacyDeleteStuck(t *testing.T) {
 		t.Errorf("gave up after %s, want about DeleteTimeout (%s)", elapsed, o.DeleteTimeout)
 	}
 }
+
+// Discovery (the RESTMapper's first lookup, and again after the CRDs are established) is retried
+// like any other request while the API server refuses connections (restarting), instead of
+// failing the whole Apply; client-go itself retries only resets, not refusals.
+func TestDiscoveryErrorsRetried(t *testing.T) {
+	e := newEnv(t)
+	o := testOptions(t, "4.18")
+	var mu sync.Mutex
+	resets := 0
+	cfg := rest.CopyConfig(e.cfg)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return rtFunc(func(r *http.Request) (*http.Response, error) {
+			if r.URL.Path == "/api" || r.URL.Path == "/apis" {
+				mu.Lock()
+				resets++
+				n := resets
+				mu.Unlock()
+				if n <= 12 {
+					return nil, &net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNREFUSED}
+				}
+			}
+			return rt.RoundTrip(r)
+		})
+	})
+	o.RESTConfig = cfg
+	res := e.apply(o)
+	if len(res.Created) == 0 {
+		t.Fatalf("created nothing")
+	}
+}

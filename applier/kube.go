@@ -111,15 +111,25 @@ func (k *kube) run(ctx context.Context, pl *plan, res *Result) error {
 
 func (k *kube) resource(ctx context.Context, gvk schema.GroupVersionKind, ns string, wait bool) (dynamic.ResourceInterface, bool, error) {
 	var mapping *meta.RESTMapping
+	var lastErr error
 	err := k.poll(ctx, k.o.WaitTimeout, k.shortPoll(), func() (bool, error) {
 		m, err := k.mapper.RESTMappingWithContext(ctx, gvk.GroupKind(), gvk.Version)
 		if meta.IsNoMatchError(err) && wait {
 			k.mapper.ResetWithContext(ctx) // a CRD applied moments ago may not be in discovery yet
 			return false, nil
 		}
+		if err != nil && transient(err) {
+			// Discovery runs again after every Reset; an API server restarting at that moment
+			// is retried like any other request.
+			lastErr = err
+			return false, nil
+		}
 		mapping = m
 		return true, err
 	})
+	if err != nil && lastErr != nil {
+		return nil, false, fmt.Errorf("discovering %s: %w (last error: %w)", gvk, err, lastErr)
+	}
 	if err != nil {
 		return nil, false, err
 	}
