@@ -3,8 +3,10 @@ package applier
 import (
 	"context"
 	"crypto/sha256"
+	"crypto/x509"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"reflect"
@@ -64,6 +66,9 @@ func connect(ctx context.Context, o Options) (*kube, error) {
 		_, err := disc.ServerVersionWithContext(ctx)
 		if err == nil {
 			break
+		}
+		if permanentConnectError(err) {
+			return nil, fmt.Errorf("API server %s rejected the connection (check the kubeconfig's credentials and CA): %w", cfg.Host, err)
 		}
 		o.Logger.Info("API server not reachable yet, retrying", "host", cfg.Host, "attempt", attempt, "retryIn", delay, "error", err)
 		select {
@@ -537,6 +542,19 @@ func transient(err error) bool {
 		return true
 	}
 	return false
+}
+
+// permanentConnectError reports errors that waiting cannot fix: rejected credentials and a
+// server certificate the kubeconfig does not trust. Retrying them until the deadline would
+// only hide a misconfiguration for minutes. (403 is not here: RBAC may still be bootstrapping.)
+func permanentConnectError(err error) bool {
+	if apierrors.IsUnauthorized(err) {
+		return true
+	}
+	var unknownAuthority x509.UnknownAuthorityError
+	var hostname x509.HostnameError
+	var invalid x509.CertificateInvalidError
+	return errors.As(err, &unknownAuthority) || errors.As(err, &hostname) || errors.As(err, &invalid)
 }
 
 // slogWarnings sends API warnings (deprecated fields, dropped unknown fields) to the logger
