@@ -407,8 +407,12 @@ func (k *kube) deleteLegacy(ctx context.Context, refs []ObjectRef, res *Result) 
 		res.Deleted = append(res.Deleted, ref)
 		gone = append(gone, pending{ref, ri})
 	}
+	// One deadline for all of them: objects that each take almost DeleteTimeout to go must
+	// not stretch the wait to len(gone) times the bound.
+	wctx, cancel := context.WithTimeout(ctx, k.o.DeleteTimeout)
+	defer cancel()
 	for _, p := range gone {
-		err := k.poll(ctx, k.o.DeleteTimeout, k.shortPoll(), func() (bool, error) {
+		err := k.poll(wctx, k.o.DeleteTimeout, k.shortPoll(), func() (bool, error) {
 			_, err := p.ri.Get(ctx, p.ref.Name, metav1.GetOptions{})
 			if apierrors.IsNotFound(err) {
 				return true, nil
