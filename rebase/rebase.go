@@ -309,7 +309,7 @@ func (r *runner) run(ctx context.Context) error {
 					return fmt.Errorf("relatedImage %s (%s): %w", img.Name, img.Ref, err)
 				}
 			}
-			repo := repository(img.Ref)
+			repo := source.Repository(img.Ref)
 			li := lock.ImageDigests{Key: img.Key, Name: img.Name, From: "bundle", Repository: repo,
 				ListDigest: d.ListDigest, Arch: map[string]string{}}
 			for _, a := range arches {
@@ -336,7 +336,7 @@ func (r *runner) run(ctx context.Context) error {
 				archImages[a][k.Key] = v
 				li := payloadImages[k.Key]
 				if li == nil {
-					li = &lock.ImageDigests{Key: k.Key, Name: k.Name, From: "payload", Repository: repository(v), Arch: map[string]string{}}
+					li = &lock.ImageDigests{Key: k.Key, Name: k.Name, From: "payload", Repository: source.Repository(v), Arch: map[string]string{}}
 					payloadImages[k.Key] = li
 				}
 				li.Arch[a] = v
@@ -510,17 +510,6 @@ func assetsDigest(a *snapshot.Assets) string {
 		h.Write(a.Files[p])
 	}
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))
-}
-
-// repository strips the tag and digest of an image reference.
-func repository(ref string) string {
-	if i := strings.Index(ref, "@"); i >= 0 {
-		ref = ref[:i]
-	}
-	if i := strings.LastIndex(ref, ":"); i > strings.LastIndex(ref, "/") {
-		ref = ref[:i]
-	}
-	return ref
 }
 
 func readLock(root string) (*lock.Lock, error) {

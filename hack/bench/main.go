@@ -31,6 +31,7 @@ import (
 	"github.com/lvms-rebase/lvms-rebase/rebase/era"
 	"github.com/lvms-rebase/lvms-rebase/rebase/fixtures"
 	"github.com/lvms-rebase/lvms-rebase/rebase/lock"
+	"github.com/lvms-rebase/lvms-rebase/rebase/source"
 	"github.com/lvms-rebase/lvms-rebase/rebase/testregistry"
 )
 
@@ -316,14 +317,14 @@ func benchMinor(ctx context.Context, o *options, reg *testregistry.Registry, set
 
 	spec := peerSpec{
 		OCP:           ocp,
-		Bundle:        mirrorRef(reg.Host(), repository(lk.Bundle.Ref)+"@"+lk.Bundle.Digest),
+		Bundle:        mirrorRef(reg.Host(), source.Repository(lk.Bundle.Ref)+"@"+lk.Bundle.Digest),
 		BundleVersion: lk.Bundle.Version,
 		SnapshotURL:   reg.SnapshotAssetsURL(),
 		Work:          filepath.Join(dir, "stock"),
 		Kubectl:       o.kubectl,
 	}
 	for _, p := range lk.Payloads {
-		spec.Payloads = append(spec.Payloads, peerPayload{Arch: p.Arch, Ref: mirrorRef(reg.Host(), repository(p.Ref)+"@"+p.Digest)})
+		spec.Payloads = append(spec.Payloads, peerPayload{Arch: p.Arch, Ref: mirrorRef(reg.Host(), source.Repository(p.Ref)+"@"+p.Digest)})
 	}
 	for _, im := range lk.Images {
 		if im.From == "bundle" {

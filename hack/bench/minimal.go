@@ -12,22 +12,12 @@ import (
 
 	"github.com/lvms-rebase/lvms-rebase/rebase/fixtures"
 	"github.com/lvms-rebase/lvms-rebase/rebase/lock"
+	"github.com/lvms-rebase/lvms-rebase/rebase/source"
 )
 
 // mirrorRef is a canonical reference as served by the loopback registry, which keeps
 // the upstream host as the first path element.
 func mirrorRef(host, ref string) string { return host + "/" + ref }
-
-// repository strips the tag and digest of an image reference.
-func repository(ref string) string {
-	if i := strings.Index(ref, "@"); i >= 0 {
-		ref = ref[:i]
-	}
-	if i := strings.LastIndex(ref, ":"); i > strings.LastIndex(ref, "/") {
-		ref = ref[:i]
-	}
-	return ref
-}
 
 // archDigest returns the digest of a lock file per-arch value, which is either a digest
 // or a digest reference.
@@ -90,7 +80,7 @@ func minimalBytes(ctx context.Context, host string, lk *lock.Lock, set *fixtures
 		return mf, int64(len(d.Manifest)), nil
 	}
 
-	bundleRef := repository(lk.Bundle.Ref) + "@" + lk.Bundle.Digest
+	bundleRef := source.Repository(lk.Bundle.Ref) + "@" + lk.Bundle.Digest
 	mf, n, err := imageManifest(bundleRef)
 	if err != nil {
 		return m, fmt.Errorf("bundle: %w", err)
@@ -102,7 +92,7 @@ func minimalBytes(ctx context.Context, host string, lk *lock.Lock, set *fixtures
 	m.Add("bundle", n)
 
 	for _, p := range lk.Payloads {
-		ref := repository(p.Ref) + "@" + p.Digest
+		ref := source.Repository(p.Ref) + "@" + p.Digest
 		mf, n, err := imageManifest(ref)
 		if err != nil {
 			return m, fmt.Errorf("payload %s: %w", p.Arch, err)

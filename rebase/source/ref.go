@@ -175,3 +175,16 @@ func mediaTypeOf(raw []byte) types.MediaType {
 	}
 	return types.OCIManifestSchema1
 }
+
+// Repository strips the tag and digest of a canonical image reference
+// ("host[:port]/path[:tag][@digest]" → "host[:port]/path") without validating it; outputs
+// such as the lock file use it to record where an image lives.
+func Repository(ref string) string {
+	if i := strings.Index(ref, "@"); i >= 0 {
+		ref = ref[:i]
+	}
+	if i := strings.LastIndex(ref, ":"); i > strings.LastIndex(ref, "/") {
+		ref = ref[:i]
+	}
+	return ref
+}
