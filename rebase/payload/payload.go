@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/lvms-rebase/lvms-rebase/internal/gitcommit"
 	"github.com/lvms-rebase/lvms-rebase/rebase/era"
 )
 
@@ -188,22 +189,10 @@ func (p *Payload) SnapshotOperatorCommit() (string, error) {
 	if c == "" {
 		return "", fmt.Errorf("payload %s: %s tag %q has no %s annotation", p.Version(), ImageReferencesFile, SnapshotOperatorTag, CommitAnnotation)
 	}
-	if !isHex(c) {
+	if !gitcommit.Valid(c) {
 		return "", fmt.Errorf("payload %s: %s tag %q: %s %q is not a hex commit id", p.Version(), ImageReferencesFile, SnapshotOperatorTag, CommitAnnotation, c)
 	}
 	return c, nil
-}
-
-func isHex(s string) bool {
-	if len(s) < 7 || len(s) > 64 {
-		return false
-	}
-	for _, c := range s {
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
-			return false
-		}
-	}
-	return true
 }
 
 // Images returns, keyed by release-JSON key, the pull specs of the era's payload images. Every

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lvms-rebase/lvms-rebase/internal/gitcommit"
 	"github.com/lvms-rebase/lvms-rebase/rebase/era"
 )
 
@@ -206,7 +207,7 @@ func FuzzParseImageReferences(f *testing.F) {
 				t.Fatalf("Image(%q) = %q, %v; want %q", tag.Name, ref, ok, tag.From.Name)
 			}
 		}
-		if c, err := p.SnapshotOperatorCommit(); err == nil && !isHex(c) {
+		if c, err := p.SnapshotOperatorCommit(); err == nil && !gitcommit.Valid(c) {
 			t.Fatalf("accepted commit %q", c)
 		}
 	})

@@ -18,6 +18,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/lvms-rebase/lvms-rebase/internal/gitcommit"
 )
 
 // DefaultSource is the --snapshot-assets default: GitHub's tarball of the operator at a commit.
@@ -76,7 +78,7 @@ func Load(ctx context.Context, source, commit string, fetch FetchFunc) (*Assets,
 	if source == "" {
 		source = DefaultSource
 	}
-	if !isCommit(commit) {
+	if !gitcommit.Valid(commit) {
 		return nil, fmt.Errorf("snapshot assets: commit %q: expected a 7-64 character hex commit id", commit)
 	}
 	a := &Assets{Commit: commit, Files: map[string][]byte{}}
@@ -127,18 +129,6 @@ func Load(ctx context.Context, source, commit string, fetch FetchFunc) (*Assets,
 			a.Source, commit, strings.Join(missing, ", "))
 	}
 	return a, nil
-}
-
-func isCommit(s string) bool {
-	if len(s) < 7 || len(s) > 64 {
-		return false
-	}
-	for _, c := range s {
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
-			return false
-		}
-	}
-	return true
 }
 
 // readDir reads the wanted files of a repository checkout. Symlinks and other non-regular
