@@ -6,7 +6,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 
 	"sigs.k8s.io/yaml"
@@ -47,13 +47,13 @@ func prBody(in prInput) string {
 
 	// Image digests per arch from the release JSONs.
 	var imgLines []string
-	for _, p := range sortedPaths(in.after) {
+	for _, p := range sortedUnion(in.after) {
 		if !strings.HasPrefix(p, "assets/release/release-") {
 			continue
 		}
 		arch := strings.TrimSuffix(strings.TrimPrefix(path.Base(p), "release-"), ".json")
 		oldImgs, newImgs := releaseImages(in.before[p]), releaseImages(in.after[p])
-		for _, k := range unionKeys(oldImgs, newImgs) {
+		for _, k := range sortedUnion(oldImgs, newImgs) {
 			o, n := oldImgs[k], newImgs[k]
 			if o != n {
 				imgLines = append(imgLines, fmt.Sprintf("| %s | `%s` | %s | %s |", arch, k, digestOf(o), digestOf(n)))
@@ -70,7 +70,7 @@ func prBody(in prInput) string {
 
 	// RBAC rules and CRDs.
 	var rbac, crds []string
-	for _, p := range unionPaths(in.before, in.after) {
+	for _, p := range sortedUnion(in.before, in.after) {
 		if strings.HasPrefix(p, "assets/release/") {
 			continue
 		}
@@ -217,37 +217,6 @@ func diffStrings(old, new []string) (added, removed []string) {
 	return added, removed
 }
 
-func unionKeys(a, b map[string]string) []string {
-	m := map[string]bool{}
-	for k := range a {
-		m[k] = true
-	}
-	for k := range b {
-		m[k] = true
-	}
-	return sortedKeys(m)
-}
-
-func unionPaths(a, b map[string][]byte) []string {
-	m := map[string]bool{}
-	for k := range a {
-		m[k] = true
-	}
-	for k := range b {
-		m[k] = true
-	}
-	return sortedKeys(m)
-}
-
-func sortedPaths(m map[string][]byte) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
 func orNone(s string) string {
 	if s == "" {
 		return "–"
@@ -255,11 +224,14 @@ func orNone(s string) string {
 	return s
 }
 
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
+// sortedUnion returns the keys of all maps, sorted and without repeats.
+func sortedUnion[V any](maps ...map[string]V) []string {
+	var out []string
+	for _, m := range maps {
+		for k := range m {
+			out = append(out, k)
+		}
 	}
-	sort.Strings(out)
-	return out
+	slices.Sort(out)
+	return slices.Compact(out)
 }
