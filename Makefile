@@ -33,6 +33,7 @@ test-unit: ## run the tests that need no control plane
 	$(GO) test $(GOTEST_FLAGS) -short ./...
 
 demo: build ## run the main job on the bundled fixtures over a loopback registry
+	$(GO) build -o _output/bin/dev-registry ./hack/dev-registry
 	hack/demo.sh
 
 verify: ## gofmt, go vet, go mod tidy and generated files

@@ -1,4 +1,4 @@
-// Package lvmsrebase embeds the repository's data trees so that one binary carries them:
-// the kustomize base/ and overlays/ (kustomize.go) and the fixture images served by
-// `lvms-rebase dev-registry` (fixtures.go).
+// Package lvmsrebase embeds the kustomize base/ and overlays/ (kustomize.go) so that the
+// lvms-rebase binary carries them. Test fixtures (testdata/) are deliberately not embedded:
+// tests and hack/dev-registry read them from the checkout (rebase/testregistry).
 package lvmsrebase

@@ -6,6 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 BIN=${BIN:-_output/bin/lvms-rebase}
+REGISTRY=${REGISTRY:-_output/bin/dev-registry}
 OCP=${OCP:-4.17}
 OUT=_output/demo
 CACHE=_output/demo-cache
@@ -17,7 +18,7 @@ mkdir -p "$(dirname "$OUT")"
 cp -r testdata/microshift "$OUT"
 git -C "$OUT" init -q && git -C "$OUT" add -A && git -C "$OUT" -c user.name=demo -c user.email=demo@localhost commit -qm "MicroShift-like tree before the rebase"
 
-"$BIN" dev-registry --addr 127.0.0.1:0 >"$LOG" 2>&1 &
+"$REGISTRY" --addr 127.0.0.1:0 >"$LOG" 2>&1 &
 REG_PID=$!
 for _ in $(seq 1 100); do
   HOST=$(sed -n 's/^ready \([^ ]*\).*/\1/p' "$LOG" | head -1)

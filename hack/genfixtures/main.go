@@ -1,5 +1,5 @@
 // Command genfixtures writes the deterministic fixture tree (OCI image layouts,
-// snapshot-asset tarballs, catalog) that tests and `lvms-rebase dev-registry` serve.
+// snapshot-asset tarballs, catalog) that tests and hack/dev-registry serve.
 // hack/update-fixtures.sh runs it into testdata/.
 package main
 

@@ -15,7 +15,7 @@ import (
 	"strings"
 
 	"github.com/operator-framework/api/pkg/operators/v1alpha1"
-	"github.com/operator-framework/operator-registry/pkg/registry"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	k8syaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
@@ -126,13 +126,53 @@ func LoadFS(fsys fs.FS) (*Bundle, error) {
 		return nil, err
 	}
 
-	// operator-registry's own consistency check: every owned CRD the CSV declares is in
-	// the bundle.
-	rb := registry.NewBundle(csv.Name, &registry.Annotations{PackageName: b.Annotations[PackageAnnotation]}, all...)
-	if err := rb.AllProvidedAPIsInBundle(); err != nil {
+	if err := ownedCRDsInBundle(csv, all); err != nil {
 		return nil, fmt.Errorf("%s: spec.customresourcedefinitions.owned: %w", b.CSVFile, err)
 	}
 	return b, nil
+}
+
+// apiKey names one served API: group, version, kind and plural (operator-registry's APIKey).
+type apiKey struct{ group, version, kind, plural string }
+
+// ownedCRDsInBundle is operator-registry's AllProvidedAPIsInBundle, the consistency check OLM
+// tooling runs: every CRD the CSV owns (named plural.group, with a kind and version) is shipped
+// by the bundle, or is an API service the CSV owns. It is a few lines over the CRD fields, so
+// the tool does not link operator-registry for it.
+func ownedCRDsInBundle(csv *v1alpha1.ClusterServiceVersion, objs []*unstructured.Unstructured) error {
+	provided := map[apiKey]bool{}
+	for _, o := range objs {
+		if o.GroupVersionKind().GroupKind() != apiextensionsv1.Kind("CustomResourceDefinition") {
+			continue
+		}
+		group, _, _ := unstructured.NestedString(o.Object, "spec", "group")
+		kind, _, _ := unstructured.NestedString(o.Object, "spec", "names", "kind")
+		plural, _, _ := unstructured.NestedString(o.Object, "spec", "names", "plural")
+		versions, _, _ := unstructured.NestedSlice(o.Object, "spec", "versions")
+		for _, v := range versions {
+			if m, ok := v.(map[string]interface{}); ok {
+				name, _ := m["name"].(string)
+				provided[apiKey{group, name, kind, plural}] = true
+			}
+		}
+		// apiextensions.k8s.io/v1beta1 CRDs may name a single spec.version instead.
+		if v, _, _ := unstructured.NestedString(o.Object, "spec", "version"); v != "" {
+			provided[apiKey{group, v, kind, plural}] = true
+		}
+	}
+	for _, a := range csv.Spec.APIServiceDefinitions.Owned {
+		provided[apiKey{a.Group, a.Version, a.Kind, a.Name}] = true
+	}
+	for _, d := range csv.Spec.CustomResourceDefinitions.Owned {
+		plural, group, ok := strings.Cut(d.Name, ".")
+		if !ok {
+			return fmt.Errorf("name %q: expected plural.group", d.Name)
+		}
+		if !provided[apiKey{group, d.Version, d.Kind, plural}] {
+			return fmt.Errorf("owned CRD %s (kind %s, version %s) is not in the bundle's %s/", d.Name, d.Kind, d.Version, ManifestsDir)
+		}
+	}
+	return nil
 }
 
 // decodeOne decodes a YAML or JSON manifest holding exactly one object; nil for an empty file.

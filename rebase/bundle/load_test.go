@@ -5,6 +5,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/operator-framework/api/pkg/operators/v1alpha1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
 )
 
 // fixtures are the hand-modelled bundles under testdata/bundles, one per era shape.
@@ -186,5 +190,50 @@ func TestLoadSkipsDotfilesAndDirs(t *testing.T) {
 	}
 	if _, err := Load(dir); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestOwnedCRDsInBundle pins the provided-APIs check that replaced operator-registry's
+// AllProvidedAPIsInBundle: group, plural, kind and version must all match a shipped CRD.
+func TestOwnedCRDsInBundle(t *testing.T) {
+	crd := func(apiVersion, extra string) *unstructured.Unstructured {
+		var m map[string]interface{}
+		doc := "apiVersion: " + apiVersion + "\nkind: CustomResourceDefinition\nmetadata: {name: lvs.topolvm.io}\nspec:\n  group: topolvm.io\n  names: {kind: LogicalVolume, plural: lvs}\n" + extra
+		if err := yaml.Unmarshal([]byte(doc), &m); err != nil {
+			t.Fatal(err)
+		}
+		return &unstructured.Unstructured{Object: m}
+	}
+	v1 := crd("apiextensions.k8s.io/v1", "  versions: [{name: v1}, {name: v1beta1}]\n")
+	beta := crd("apiextensions.k8s.io/v1beta1", "  version: v1\n")
+	notCRD := crd("example.com/v1", "  versions: [{name: v1}]\n")
+	for _, tc := range []struct {
+		name  string
+		owned v1alpha1.CRDDescription
+		objs  []*unstructured.Unstructured
+		err   string
+	}{
+		{"served version", v1alpha1.CRDDescription{Name: "lvs.topolvm.io", Version: "v1beta1", Kind: "LogicalVolume"}, []*unstructured.Unstructured{v1}, ""},
+		{"v1beta1 single version", v1alpha1.CRDDescription{Name: "lvs.topolvm.io", Version: "v1", Kind: "LogicalVolume"}, []*unstructured.Unstructured{beta}, ""},
+		{"unserved version", v1alpha1.CRDDescription{Name: "lvs.topolvm.io", Version: "v2", Kind: "LogicalVolume"}, []*unstructured.Unstructured{v1}, "owned CRD lvs.topolvm.io (kind LogicalVolume, version v2) is not in the bundle"},
+		{"other kind", v1alpha1.CRDDescription{Name: "lvs.topolvm.io", Version: "v1", Kind: "Volume"}, []*unstructured.Unstructured{v1}, "kind Volume"},
+		{"other group", v1alpha1.CRDDescription{Name: "lvs.example.io", Version: "v1", Kind: "LogicalVolume"}, []*unstructured.Unstructured{v1}, "lvs.example.io"},
+		{"not a CRD", v1alpha1.CRDDescription{Name: "lvs.topolvm.io", Version: "v1", Kind: "LogicalVolume"}, []*unstructured.Unstructured{notCRD}, "not in the bundle"},
+		{"bad name", v1alpha1.CRDDescription{Name: "lvs", Version: "v1", Kind: "LogicalVolume"}, []*unstructured.Unstructured{v1}, `name "lvs": expected plural.group`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			csv := &v1alpha1.ClusterServiceVersion{}
+			csv.Spec.CustomResourceDefinitions.Owned = []v1alpha1.CRDDescription{tc.owned}
+			err := ownedCRDsInBundle(csv, tc.objs)
+			if tc.err == "" && err != nil || tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)) {
+				t.Errorf("error %v, want %q", err, tc.err)
+			}
+		})
+	}
+	csv := &v1alpha1.ClusterServiceVersion{}
+	csv.Spec.CustomResourceDefinitions.Owned = []v1alpha1.CRDDescription{{Name: "metrics.example.io", Version: "v1", Kind: "Metric"}}
+	csv.Spec.APIServiceDefinitions.Owned = []v1alpha1.APIServiceDescription{{Name: "metrics", Group: "example.io", Version: "v1", Kind: "Metric"}}
+	if err := ownedCRDsInBundle(csv, nil); err != nil {
+		t.Errorf("an owned API service provides the API: %v", err)
 	}
 }

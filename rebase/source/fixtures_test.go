@@ -2,13 +2,11 @@ package source
 
 import (
 	"io"
-	"io/fs"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	lvmsrebase "github.com/lvms-rebase/lvms-rebase"
 	"github.com/lvms-rebase/lvms-rebase/rebase/fixtures"
 	"github.com/lvms-rebase/lvms-rebase/rebase/testregistry"
 )
@@ -18,11 +16,7 @@ import (
 
 func fixtureCatalog(t *testing.T) *fixtures.Catalog {
 	t.Helper()
-	sub, err := fs.Sub(lvmsrebase.Fixtures, "testdata")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := fixtures.ReadCatalog(sub)
+	c, err := fixtures.ReadCatalog(testregistry.MustDefaultFixtures(t))
 	if err != nil {
 		t.Fatal(err)
 	}

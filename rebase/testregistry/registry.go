@@ -18,12 +18,9 @@ import (
 	"net/http"
 	"strings"
 	"sync"
-	"testing"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/registry"
-
-	lvmsrebase "github.com/lvms-rebase/lvms-rebase"
 )
 
 // SnapshotArchivePrefix is the URL path prefix under which snapshot-asset tarballs are
@@ -38,8 +35,8 @@ type Options struct {
 	// basic auth (401 with WWW-Authenticate: Basic otherwise). Snapshot tarballs stay
 	// public, as GitHub archives are.
 	Username, Password string
-	// Fixtures is the tree holding images/ and snapshot-assets/; default
-	// fs.Sub(lvmsrebase.Fixtures, "testdata"). Use os.DirFS for a generated directory.
+	// Fixtures is the tree holding images/ and snapshot-assets/; default DefaultFixtures(),
+	// the checkout's testdata/. Use os.DirFS for a generated directory.
 	Fixtures fs.FS
 	// Logf receives the seeding summary and a line per injected fault; default discards.
 	Logf func(format string, args ...any)
@@ -71,11 +68,10 @@ func Start(opts Options) (*Registry, error) {
 	}
 	fsys := opts.Fixtures
 	if fsys == nil {
-		sub, err := fs.Sub(lvmsrebase.Fixtures, "testdata")
-		if err != nil {
-			return nil, fmt.Errorf("embedded fixtures: %w", err)
+		var err error
+		if fsys, err = DefaultFixtures(); err != nil {
+			return nil, err
 		}
-		fsys = sub
 	}
 	blobs := newBlobStore(fsys)
 	inner := registry.New(
@@ -113,8 +109,17 @@ func Start(opts Options) (*Registry, error) {
 	return r, nil
 }
 
+// TB is the part of testing.TB that NewForTest uses. *testing.T and *testing.B satisfy it;
+// declaring it here keeps the testing package out of programs that serve fixtures
+// (hack/dev-registry, hack/bench).
+type TB interface {
+	Helper()
+	Fatalf(format string, args ...any)
+	Cleanup(func())
+}
+
 // NewForTest starts a registry and closes it when the test ends; it fails the test on error.
-func NewForTest(t testing.TB, opts Options) *Registry {
+func NewForTest(t TB, opts Options) *Registry {
 	t.Helper()
 	r, err := Start(opts)
 	if err != nil {

@@ -19,17 +19,12 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
-	lvmsrebase "github.com/lvms-rebase/lvms-rebase"
 	"github.com/lvms-rebase/lvms-rebase/rebase/testregistry"
 )
 
 func fixtureFS(t testing.TB) fs.FS {
 	t.Helper()
-	sub, err := fs.Sub(lvmsrebase.Fixtures, "testdata")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return sub
+	return testregistry.MustDefaultFixtures(t)
 }
 
 // layoutIndex lists each fixture repository's index.json entries.

@@ -208,7 +208,6 @@ func TestVersionHelpCompletion(t *testing.T) {
 		{[]string{"version"}, "lvms-rebase dev"},
 		{[]string{"--help"}, "--microshift-dir"},
 		{[]string{"resolve", "--help"}, "--lvms-bundle-repo"},
-		{[]string{"dev-registry", "--help"}, "--addr"},
 		{[]string{"completion", "bash"}, "bash completion"},
 	} {
 		var out, errOut bytes.Buffer

@@ -3,13 +3,11 @@ package app
 import (
 	"bytes"
 	"encoding/json"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	lvmsrebase "github.com/lvms-rebase/lvms-rebase"
 	"github.com/lvms-rebase/lvms-rebase/rebase/fixtures"
 	"github.com/lvms-rebase/lvms-rebase/rebase/source"
 	"github.com/lvms-rebase/lvms-rebase/rebase/testregistry"
@@ -24,8 +22,7 @@ func runMain(t *testing.T, args ...string) (int, string, string) {
 
 func TestResolveCommand(t *testing.T) {
 	reg := testregistry.NewForTest(t, testregistry.Options{})
-	sub, _ := fs.Sub(lvmsrebase.Fixtures, "testdata")
-	cat, err := fixtures.ReadCatalog(sub)
+	cat, err := fixtures.ReadCatalog(testregistry.MustDefaultFixtures(t))
 	if err != nil {
 		t.Fatal(err)
 	}

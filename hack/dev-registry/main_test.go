@@ -1,4 +1,4 @@
-package app
+package main
 
 import (
 	"bufio"
@@ -24,20 +24,18 @@ func startDevRegistry(t *testing.T, args ...string) (string, map[string]string) 
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
-	root := NewRootCommand(IOStreams{In: strings.NewReader(""), Out: pw, ErrOut: io.Discard})
-	root.SetArgs(append([]string{"dev-registry"}, args...))
-	done := make(chan error, 1)
+	done := make(chan int, 1)
 	go func() {
-		err := root.ExecuteContext(ctx)
+		code := run(ctx, args, pw, io.Discard)
 		pw.Close()
-		done <- err
+		done <- code
 	}()
 	t.Cleanup(func() {
 		cancel()
 		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("dev-registry exited with %v after cancel", err)
+		case code := <-done:
+			if code != 0 {
+				t.Errorf("dev-registry exited %d after cancel", code)
 			}
 		case <-time.After(10 * time.Second):
 			t.Error("dev-registry did not stop after its context was cancelled")
@@ -55,8 +53,8 @@ func startDevRegistry(t *testing.T, args ...string) (string, map[string]string) 
 	go func() { _, _ = io.Copy(io.Discard, pr) }()
 	if lines["ready"] == "" {
 		select {
-		case err := <-done:
-			t.Fatalf("dev-registry exited before ready: %v", err)
+		case code := <-done:
+			t.Fatalf("dev-registry exited %d before ready", code)
 		default:
 			t.Fatalf("no ready line; got %v", lines)
 		}
@@ -64,7 +62,7 @@ func startDevRegistry(t *testing.T, args ...string) (string, map[string]string) 
 	return lines["ready"], lines
 }
 
-func TestDevRegistryServesEmbeddedFixtures(t *testing.T) {
+func TestDevRegistryServesCheckoutFixtures(t *testing.T) {
 	host, lines := startDevRegistry(t, "--addr", "127.0.0.1:0")
 	if !strings.HasPrefix(host, "127.0.0.1:") {
 		t.Fatalf("ready host %q", host)
@@ -125,10 +123,18 @@ func TestDevRegistryUsageErrors(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out, errOut strings.Builder
-			code := Main(append([]string{"dev-registry"}, tc.args...), IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut})
-			if code != ExitUsage {
-				t.Errorf("exit %d, want %d; stderr %s", code, ExitUsage, errOut.String())
+			code := run(context.Background(), tc.args, &out, &errOut)
+			if code != exitUsage {
+				t.Errorf("exit %d, want %d; stderr %s", code, exitUsage, errOut.String())
 			}
 		})
+	}
+}
+
+// The help text lists the flags and is not an error (was `lvms-rebase dev-registry --help`).
+func TestDevRegistryHelp(t *testing.T) {
+	var out, errOut strings.Builder
+	if code := run(context.Background(), []string{"--help"}, &out, &errOut); code != 0 || !strings.Contains(errOut.String(), "-addr") {
+		t.Errorf("--help: exit %d, output lacks --addr:\n%s%s", code, out.String(), errOut.String())
 	}
 }
