@@ -189,7 +189,8 @@ func (r *runner) phase(name string, f func() error) error {
 	d := time.Since(start).Round(time.Millisecond)
 	r.result.Phases = append(r.result.Phases, Phase{Name: name, Duration: d})
 	if err != nil {
-		r.log.Error("phase "+name+" failed", "phase", name, "took", d.String(), "error", err)
+		// The error itself is returned and printed once by the caller, not logged here too.
+		r.log.Error("phase "+name+" failed", "phase", name, "took", d.String())
 		return err
 	}
 	r.log.Info("phase "+name+" done", "phase", name, "took", d.String())

@@ -2,8 +2,9 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
-	"log/slog"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -13,8 +14,6 @@ import (
 
 	"github.com/lvms-rebase/lvms-rebase/applier"
 )
-
-func init() { subcommands = append(subcommands, newApplyCommand) }
 
 // applyFlags are the apply command's flag values.
 type applyFlags struct {
@@ -28,10 +27,12 @@ type applyFlags struct {
 	wait            bool
 	waitTimeout     time.Duration
 	timeout         time.Duration
+	output          string
+	logs            *logFlags
 }
 
-func newApplyCommand(streams IOStreams) *cobra.Command {
-	f := &applyFlags{}
+func newApplyCommand(streams IOStreams, logs *logFlags) *cobra.Command {
+	f := &applyFlags{logs: logs}
 	cmd := &cobra.Command{
 		Use:   "apply --kubeconfig K --assets DIR",
 		Short: "Apply MicroShift's storage assets (LVMS or TopoLVM, CSI snapshots) to a cluster, as MicroShift does at start-up",
@@ -53,10 +54,18 @@ and applies them with server-side apply. Objects already in the desired state ar
 	fl.BoolVar(&f.wait, "wait", false, "wait for the storage and snapshot workloads to become ready")
 	fl.DurationVar(&f.waitTimeout, "wait-timeout", 5*time.Minute, "how long --wait waits")
 	fl.DurationVar(&f.timeout, "timeout", 10*time.Minute, "overall deadline, including retries while the API server is unreachable")
+	fl.StringVarP(&f.output, "output", "o", "text", "result format: text or json")
 	return cmd
 }
 
 func runApply(ctx context.Context, streams IOStreams, f *applyFlags) error {
+	if f.output != "text" && f.output != "json" {
+		return usageError("-o/--output: expected text or json, got %q", f.output)
+	}
+	log, err := f.logs.logger(streams.ErrOut)
+	if err != nil {
+		return err
+	}
 	if f.assets == "" {
 		return usageError("--assets is required")
 	}
@@ -90,7 +99,6 @@ func runApply(ctx context.Context, streams IOStreams, f *applyFlags) error {
 	ctx, cancel := commandContext(ctx, f.timeout)
 	defer cancel()
 
-	log := slog.New(slog.NewTextHandler(streams.ErrOut, nil))
 	var vgs applier.VolumeGroupLister = applier.VGSLister{}
 	if len(f.volumeGroups) > 0 {
 		vgs = applier.StaticVolumeGroups(f.volumeGroups)
@@ -108,7 +116,9 @@ func runApply(ctx context.Context, streams IOStreams, f *applyFlags) error {
 		WaitTimeout:     f.waitTimeout,
 	})
 	if res != nil {
-		printApplyResult(streams, res)
+		if perr := printApplyResult(streams.Out, f.output, res); perr != nil && err == nil {
+			return perr
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("applying %s: %w", f.assets, err)
@@ -116,8 +126,62 @@ func runApply(ctx context.Context, streams IOStreams, f *applyFlags) error {
 	return nil
 }
 
-func printApplyResult(streams IOStreams, res *applier.Result) {
-	out := streams.Out
+// applyResultJSON is apply -o json: what applier.Result reports, with objects as fields.
+type applyResultJSON struct {
+	Era                string        `json:"era"`
+	Lvmd               string        `json:"lvmd,omitempty"`
+	LvmdPath           string        `json:"lvmdPath,omitempty"`
+	LvmdChecksum       string        `json:"lvmdChecksum,omitempty"`
+	RuntimeLvmdWritten bool          `json:"runtimeLvmdWritten"`
+	Created            []objectJSON  `json:"created"`
+	Updated            []objectJSON  `json:"updated"`
+	Deleted            []objectJSON  `json:"deleted"`
+	Unchanged          []objectJSON  `json:"unchanged"`
+	Skipped            []skippedJSON `json:"skipped"`
+	Warnings           []string      `json:"warnings"`
+}
+
+type objectJSON struct {
+	Group     string `json:"group,omitempty"`
+	Version   string `json:"version"`
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name"`
+}
+
+type skippedJSON struct {
+	objectJSON
+	Reason string `json:"reason"`
+}
+
+func objectsJSON(refs []applier.ObjectRef) []objectJSON {
+	out := make([]objectJSON, 0, len(refs))
+	for _, r := range refs {
+		out = append(out, objectJSON{Group: r.Group, Version: r.Version, Kind: r.Kind, Namespace: r.Namespace, Name: r.Name})
+	}
+	return out
+}
+
+func printApplyResult(out io.Writer, format string, res *applier.Result) error {
+	if format == "json" {
+		j := applyResultJSON{Era: string(res.Era), Lvmd: res.Lvmd.Message, LvmdPath: res.Lvmd.Path, LvmdChecksum: res.LvmdChecksum,
+			RuntimeLvmdWritten: res.RuntimeLvmdWritten, Created: objectsJSON(res.Created), Updated: objectsJSON(res.Updated),
+			Deleted: objectsJSON(res.Deleted), Unchanged: objectsJSON(res.Unchanged), Skipped: []skippedJSON{}, Warnings: res.Warnings}
+		for _, s := range res.Skipped {
+			j.Skipped = append(j.Skipped, skippedJSON{objectsJSON([]applier.ObjectRef{s.Object})[0], s.Reason})
+		}
+		if j.Warnings == nil {
+			j.Warnings = []string{}
+		}
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(j)
+	}
+	printApplyText(out, res)
+	return nil
+}
+
+func printApplyText(out io.Writer, res *applier.Result) {
 	if res.Era != "" {
 		fmt.Fprintf(out, "era: %s\n", res.Era)
 	}

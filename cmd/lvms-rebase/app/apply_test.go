@@ -1,8 +1,10 @@
 package app
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -45,6 +47,8 @@ func TestApplyCommandUsage(t *testing.T) {
 		wantErr  string
 	}{
 		{"no assets", []string{"apply", "--kubeconfig", kc}, ExitUsage, "--assets is required"},
+		{"bad output", []string{"apply", "--kubeconfig", kc, "--assets", applyAssets, "-o", "yaml"}, ExitUsage, "-o/--output: expected text or json"},
+		{"bad log format", []string{"apply", "--kubeconfig", kc, "--assets", applyAssets, "--log-format", "xml"}, ExitUsage, "--log-format: expected text or json"},
 		{"no kubeconfig", []string{"apply", "--kubeconfig", "", "--assets", applyAssets}, ExitUsage, "--kubeconfig is required"},
 		{"assets not a dir", []string{"apply", "--kubeconfig", kc, "--assets", kc}, ExitUsage, "not a directory"},
 		{"bad storage config", []string{"apply", "--kubeconfig", kc, "--assets", applyAssets, "--config", badCfg}, ExitError, "storage.optionalCsiComponents"},
@@ -88,6 +92,30 @@ func TestApplyCommand(t *testing.T) {
 	code, out, errOut = runMain(t, args...)
 	if code != ExitOK || !strings.Contains(out, "\n0 created, 0 updated, 0 deleted, ") {
 		t.Fatalf("second apply: exit %d\n%s\n%s", code, out, errOut)
+	}
+
+	// -o json and --log-format json, as for the other commands.
+	code, out, errOut = runMain(t, append(args, "-o", "json", "--log-format", "json")...)
+	if code != ExitOK {
+		t.Fatalf("apply -o json: exit %d\n%s\n%s", code, out, errOut)
+	}
+	var res struct {
+		Era       string
+		Lvmd      string
+		Created   []map[string]string
+		Unchanged []struct{ Kind, Namespace, Name string }
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("apply -o json is not JSON: %v\n%s", err, out)
+	}
+	if res.Era != "lvms" || res.Lvmd != "Read from "+lvmd || res.Created == nil || len(res.Created) != 0 ||
+		!slices.Contains(res.Unchanged, struct{ Kind, Namespace, Name string }{"Deployment", "openshift-storage", "lvms-operator"}) {
+		t.Errorf("apply -o json: %+v", res)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(errOut), "\n") {
+		if line != "" && !json.Valid([]byte(line)) {
+			t.Errorf("apply --log-format json: stderr line is not JSON: %q", line)
+		}
 	}
 }
 

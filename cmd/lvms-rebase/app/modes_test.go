@@ -46,8 +46,9 @@ func TestModes(t *testing.T) {
 		}
 	}
 
+	// --diff exits 3 when it shows differences, like --check (and diff(1), kubectl diff).
 	code, out, _ = e.run(dir, "--ocp", "4.18", "--diff")
-	if code != 0 || !strings.Contains(out, "--- a/assets/release/release-x86_64.json") || !strings.Contains(out, "+    \"lvms_operator\": ") {
+	if code != ExitDrift || !strings.Contains(out, "--- a/assets/release/release-x86_64.json") || !strings.Contains(out, "+    \"lvms_operator\": ") {
 		t.Fatalf("--diff: exit %d, output lacks the release JSON diff:\n%s", code, out)
 	}
 	if treeHash(t, dir) != before {
@@ -113,6 +114,12 @@ func TestModes(t *testing.T) {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("PR body lacks %q:\n%s", want, md)
 		}
+	}
+
+	// On an up-to-date tree --diff shows nothing and exits 0.
+	code, out, errOut = e.run(dir, "--ocp", "4.18", "--diff")
+	if code != ExitOK || strings.Contains(out, "diff --git") || strings.Contains(errOut, "Error") {
+		t.Fatalf("--diff on an up-to-date tree: exit %d, want 0 and no diff\n%s\n%s", code, out, errOut)
 	}
 
 	// The lock re-renders offline from the cache.

@@ -16,8 +16,6 @@ import (
 	"github.com/lvms-rebase/lvms-rebase/rebase"
 )
 
-func init() { rootConfigure = configureRebase }
-
 // rebaseFlags are the flags of the main job, `lvms-rebase --ocp X.Y`.
 type rebaseFlags struct {
 	source         SourceFlags
@@ -30,12 +28,12 @@ type rebaseFlags struct {
 	output         string
 	commit         bool
 	prBody         string
-	logFormat      string
+	logs           *logFlags
 }
 
 // configureRebase makes the root command itself run the rebase.
-func configureRebase(root *cobra.Command, streams IOStreams) {
-	f := &rebaseFlags{}
+func configureRebase(root *cobra.Command, streams IOStreams, logs *logFlags) {
+	f := &rebaseFlags{logs: logs}
 	root.Use = "lvms-rebase --ocp X.Y [flags]"
 	root.Example = `  lvms-rebase --ocp 4.18 -a ~/.pull-secret.json
   lvms-rebase --ocp 4.18 --diff
@@ -46,12 +44,11 @@ func configureRebase(root *cobra.Command, streams IOStreams) {
 	fl.StringVar(&f.snapshotAssets, "snapshot-assets", "",
 		"where the csi-snapshot-controller operator assets come from: a URL template with {commit}, a directory or a tarball\n(default "+rebase.DefaultSnapshotAssets+"; with --check the lock file's)")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "resolve and render, print the plan (references, digests, files to add/change/remove); write nothing")
-	fl.BoolVar(&f.diff, "diff", false, "like --dry-run, and print a unified diff against the tree")
+	fl.BoolVar(&f.diff, "diff", false, "like --dry-run, and print a unified diff against the tree; exit 3 when it shows differences")
 	fl.BoolVar(&f.check, "check", false, "re-render from the lock file's inputs; exit 3 when the tree differs (CI verify step)")
 	fl.StringVarP(&f.output, "output", "o", "text", "result format: text or json")
 	fl.BoolVar(&f.commit, "commit", false, "git-commit the changes in the MicroShift checkout per phase (lock, images, manifests)")
 	fl.StringVar(&f.prBody, "pr-body", "", "write a markdown pull-request body describing the change to this file")
-	fl.StringVar(&f.logFormat, "log-format", "text", "phase log format on stderr: text or json")
 	AddSourceFlags(fl, &f.source)
 	root.Args = cobra.NoArgs
 	root.RunE = func(cmd *cobra.Command, _ []string) error {
@@ -83,7 +80,7 @@ func runRebase(ctx context.Context, f *rebaseFlags, streams IOStreams) error {
 	if f.output != "text" && f.output != "json" {
 		return usageError("-o/--output: expected text or json, got %q", f.output)
 	}
-	logger, err := newLogger(streams.ErrOut, f.logFormat)
+	logger, err := f.logs.logger(streams.ErrOut)
 	if err != nil {
 		return err
 	}
@@ -91,6 +88,7 @@ func runRebase(ctx context.Context, f *rebaseFlags, streams IOStreams) error {
 	if err != nil {
 		return err
 	}
+	logger.Debug("image sources", "sources", f.source.String())
 	srcOpts.Logger = logger
 	srcOpts.Progress = newProgressPrinter(streams.ErrOut).report
 
@@ -119,6 +117,9 @@ func runRebase(ctx context.Context, f *rebaseFlags, streams IOStreams) error {
 			return WithExitCode(ExitDrift, err)
 		}
 		return err
+	}
+	if mode == rebase.ModeDiff && res.Plan != nil && res.Plan.Changed() {
+		return exitQuietly(ExitDrift)
 	}
 	return nil
 }

@@ -13,18 +13,16 @@ import (
 	"github.com/lvms-rebase/lvms-rebase/rebase/source"
 )
 
-func init() { subcommands = append(subcommands, newResolveCommand) }
-
 type resolveFlags struct {
-	source    SourceFlags
-	ocp       string
-	lvms      string
-	output    string
-	logFormat string
+	source SourceFlags
+	ocp    string
+	lvms   string
+	output string
+	logs   *logFlags
 }
 
-func newResolveCommand(streams IOStreams) *cobra.Command {
-	f := &resolveFlags{}
+func newResolveCommand(streams IOStreams, logs *logFlags) *cobra.Command {
+	f := &resolveFlags{logs: logs}
 	cmd := &cobra.Command{
 		Use:   "resolve --ocp X.Y",
 		Short: "Print the bundle, payloads and per-arch image digests a rebase onto X.Y would use",
@@ -45,7 +43,6 @@ manifest-list digest and per-arch child digests. It writes nothing except the im
 	fl.StringVar(&f.ocp, "ocp", "", "OpenShift minor, X.Y")
 	fl.StringVar(&f.lvms, "lvms", "", "LVMS bundle minor to look for (default: the era's, usually the OpenShift minor)")
 	fl.StringVarP(&f.output, "output", "o", "text", "text or json")
-	fl.StringVar(&f.logFormat, "log-format", "text", "log format on stderr: text or json")
 	AddSourceFlags(fl, &f.source)
 	return cmd
 }
@@ -54,7 +51,7 @@ func runResolve(ctx context.Context, f *resolveFlags, streams IOStreams) error {
 	if f.output != "text" && f.output != "json" {
 		return usageError("-o/--output: expected text or json, got %q", f.output)
 	}
-	logger, err := newLogger(streams.ErrOut, f.logFormat)
+	logger, err := f.logs.logger(streams.ErrOut)
 	if err != nil {
 		return err
 	}
@@ -62,6 +59,7 @@ func runResolve(ctx context.Context, f *resolveFlags, streams IOStreams) error {
 	if err != nil {
 		return err
 	}
+	logger.Debug("image sources", "sources", f.source.String())
 	opts.Logger = logger
 	opts.Progress = newProgressPrinter(streams.ErrOut).report
 	lvms := f.lvms

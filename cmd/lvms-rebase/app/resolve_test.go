@@ -63,6 +63,15 @@ func TestResolveCommand(t *testing.T) {
 		t.Fatalf("text output (exit %d):\n%s", code, out)
 	}
 
+	// -v 4 shows debug records; the default verbosity does not.
+	code, _, errOut = runMain(t, append(base, "--ocp", "4.18", "-v", "4")...)
+	if code != ExitOK || !strings.Contains(errOut, "level=DEBUG msg=\"image sources\"") {
+		t.Fatalf("-v 4: exit %d, stderr lacks the debug record:\n%s", code, errOut)
+	}
+	if _, _, errOut = runMain(t, append(base, "--ocp", "4.18")...); strings.Contains(errOut, "DEBUG") {
+		t.Fatalf("default verbosity shows debug records:\n%s", errOut)
+	}
+
 	// Offline from the warm cache, with the registry gone.
 	reg.Close()
 	code, out2, errOut := runMain(t, append(base, "--ocp", "4.18", "--offline")...)

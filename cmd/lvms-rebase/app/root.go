@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/lvms-rebase/lvms-rebase/internal/version"
 )
@@ -40,7 +41,12 @@ type exitCodeError struct {
 	err  error
 }
 
-func (e *exitCodeError) Error() string { return e.err.Error() }
+func (e *exitCodeError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit status %d", e.code)
+	}
+	return e.err.Error()
+}
 func (e *exitCodeError) Unwrap() error { return e.err }
 
 // WithExitCode wraps err so that Main exits with code.
@@ -51,13 +57,18 @@ func WithExitCode(code int, err error) error {
 	return &exitCodeError{code: code, err: err}
 }
 
+// exitQuietly ends the command with code and prints nothing more: the output already says
+// why (--diff exits 3 after printing the differences, like diff(1) and kubectl diff).
+func exitQuietly(code int) error { return &exitCodeError{code: code} }
+
 // usageError marks flag and argument mistakes (exit 2).
 func usageError(format string, args ...any) error {
 	return WithExitCode(ExitUsage, fmt.Errorf(format, args...))
 }
 
-// NewRootCommand builds the command tree. Sub-commands register themselves in
-// subcommands (one file per command) so that adding one touches no shared file.
+// NewRootCommand builds the command tree. The root command itself runs the rebase
+// (`lvms-rebase --ocp X.Y`, rebase.go); the other commands are listed here, one file each.
+// -v/--v and --log-format are persistent, so every command logs alike.
 func NewRootCommand(streams IOStreams) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "lvms-rebase",
@@ -76,21 +87,16 @@ kustomize and writes them into a MicroShift checkout's assets/ with a lock file.
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return WithExitCode(ExitUsage, err)
 	})
-	for _, mk := range subcommands {
-		root.AddCommand(mk(streams))
-	}
-	if rootConfigure != nil {
-		rootConfigure(root, streams)
-	}
+	logs := &logFlags{}
+	logs.addFlags(root.PersistentFlags())
+	configureRebase(root, streams, logs)
+	root.AddCommand(
+		newResolveCommand(streams, logs),
+		newApplyCommand(streams, logs),
+		newVersionCommand(streams),
+	)
 	return root
 }
-
-// subcommands is appended to by init functions of the per-command files.
-var subcommands []func(IOStreams) *cobra.Command
-
-// rootConfigure lets the main rebase command (rebase.go) attach its flags and RunE to the
-// root, since `lvms-rebase --ocp X.Y` is the root command itself.
-var rootConfigure func(root *cobra.Command, streams IOStreams)
 
 // Main runs the root command with args and returns the process exit code.
 func Main(args []string, streams IOStreams) int {
@@ -100,9 +106,14 @@ func Main(args []string, streams IOStreams) int {
 	if err == nil {
 		return ExitOK
 	}
-	fmt.Fprintf(streams.ErrOut, "Error: %v\n", err)
 	var ec *exitCodeError
-	if errors.As(err, &ec) {
+	if errors.As(err, &ec) && ec.err == nil {
+		return ec.code
+	}
+	// The only place an error is printed: commands return errors, cobra's printing is
+	// silenced, and phase log records do not repeat them.
+	fmt.Fprintf(streams.ErrOut, "Error: %v\n", err)
+	if ec != nil {
 		return ec.code
 	}
 	// cobra reports unknown commands and bad args as plain errors.
@@ -137,10 +148,27 @@ func commandContext(ctx context.Context, timeout time.Duration) (context.Context
 	return ctx, func() { cancel(); stop() }
 }
 
-// newLogger builds the stderr logger of --log-format text|json. Records carry no wall-clock
-// stamp: phase lines have their own timings, and stamps would only add noise to CI logs.
-func newLogger(w io.Writer, format string) (*slog.Logger, error) {
+// logFlags are the logging flags every command shares, spelled as kubectl's: -v/--v is the
+// verbosity, an integer as klog's; a record logged at V(n) has slog level -n, so -v 4 and up
+// shows debug records (slog.LevelDebug is -4). 0 shows phases and warnings.
+type logFlags struct {
+	verbosity int
+	format    string
+}
+
+func (l *logFlags) addFlags(fs *pflag.FlagSet) {
+	fs.IntVarP(&l.verbosity, "v", "v", 0, "log verbosity, as kubectl's: 0 phases and warnings, 4 and up debug records")
+	fs.StringVar(&l.format, "log-format", "text", "log format on stderr: text or json")
+}
+
+// logger builds the stderr logger of --log-format and -v. Records carry no wall-clock stamp:
+// phase lines have their own timings, and stamps would only add noise to CI logs.
+func (l *logFlags) logger(w io.Writer) (*slog.Logger, error) {
+	if l.verbosity < 0 {
+		return nil, usageError("-v/--v: expected a verbosity of 0 or more, got %d", l.verbosity)
+	}
 	opts := &slog.HandlerOptions{
+		Level: slog.Level(-l.verbosity),
 		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
 			if a.Key == slog.TimeKey && len(groups) == 0 {
 				return slog.Attr{}
@@ -148,11 +176,11 @@ func newLogger(w io.Writer, format string) (*slog.Logger, error) {
 			return a
 		},
 	}
-	switch format {
+	switch l.format {
 	case "text":
 		return slog.New(slog.NewTextHandler(w, opts)), nil
 	case "json":
 		return slog.New(slog.NewJSONHandler(w, opts)), nil
 	}
-	return nil, usageError("--log-format: expected text or json, got %q", format)
+	return nil, usageError("--log-format: expected text or json, got %q", l.format)
 }

@@ -8,8 +8,6 @@ import (
 	"github.com/lvms-rebase/lvms-rebase/internal/version"
 )
 
-func init() { subcommands = append(subcommands, newVersionCommand) }
-
 func newVersionCommand(streams IOStreams) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
