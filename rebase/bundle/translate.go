@@ -357,31 +357,23 @@ func (t *translator) webhooks() error {
 		if err != nil {
 			return err
 		}
-		port := w.ContainerPort
-		if port == 0 {
-			port = 443 // OLM's default
-		}
-		ref := &admissionregistrationv1.ServiceReference{Namespace: t.ns, Name: svc, Port: &port}
-		if w.WebhookPath != nil {
-			ref.Path = w.WebhookPath
-		}
+		// OLM builds the webhook from the description (operator-framework/api); MicroShift
+		// differs in the Service it names, the port default and the caBundle, which service-ca
+		// injects instead of OLM.
 		nsSel := &metav1.LabelSelector{MatchLabels: map[string]string{NamespaceNameLabel: t.ns}}
 		var hook interface{}
+		var ref *admissionregistrationv1.ServiceReference
 		if kind == "ValidatingWebhookConfiguration" {
-			hook = admissionregistrationv1.ValidatingWebhook{
-				Name: w.GenerateName, ClientConfig: admissionregistrationv1.WebhookClientConfig{Service: ref},
-				Rules: w.Rules, FailurePolicy: w.FailurePolicy, MatchPolicy: w.MatchPolicy,
-				NamespaceSelector: nsSel, ObjectSelector: w.ObjectSelector, SideEffects: w.SideEffects,
-				TimeoutSeconds: w.TimeoutSeconds, AdmissionReviewVersions: w.AdmissionReviewVersions,
-			}
+			h := w.GetValidatingWebhook(t.ns, nsSel, nil)
+			hook, ref = h, h.ClientConfig.Service
 		} else {
-			hook = admissionregistrationv1.MutatingWebhook{
-				Name: w.GenerateName, ClientConfig: admissionregistrationv1.WebhookClientConfig{Service: ref},
-				Rules: w.Rules, FailurePolicy: w.FailurePolicy, MatchPolicy: w.MatchPolicy,
-				NamespaceSelector: nsSel, ObjectSelector: w.ObjectSelector, SideEffects: w.SideEffects,
-				TimeoutSeconds: w.TimeoutSeconds, AdmissionReviewVersions: w.AdmissionReviewVersions,
-				ReinvocationPolicy: w.ReinvocationPolicy,
-			}
+			h := w.GetMutatingWebhook(t.ns, nsSel, nil)
+			hook, ref = h, h.ClientConfig.Service
+		}
+		ref.Name = svc
+		if w.ContainerPort == 0 {
+			port := int32(443) // OLM's default
+			ref.Port = &port
 		}
 		t.add(map[string]interface{}{
 			"apiVersion": admissionregistrationv1.SchemeGroupVersion.String(), "kind": kind,

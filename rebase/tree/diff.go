@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"unicode/utf8"
+
+	"github.com/sergi/go-diff/diffmatchpatch"
 )
 
 // contextLines is the number of unchanged lines around each change, as in `diff -u`.
@@ -77,7 +80,7 @@ func Diff(root string, files map[string][]byte, managedDirs []string) (string, e
 // "\ No newline at end of file" markers as diff(1) writes them.
 func Unified(a, b string) string {
 	x, y := splitLines(a), splitLines(b)
-	ops := diffLines(x, y)
+	ops := diffLines(a, b)
 	var out strings.Builder
 	// Group ops into hunks: runs of changes with up to 2*contextLines of equal lines between.
 	i := 0
@@ -167,54 +170,29 @@ type op struct {
 	ai, bi int  // line index in a and b at this op (for '+' ai is the insertion point)
 }
 
-// diffLines computes a shortest edit script by longest common subsequence after trimming
-// the common prefix and suffix; asset files are at most a few thousand lines.
-func diffLines(x, y []string) []op {
-	pre := 0
-	for pre < len(x) && pre < len(y) && x[pre] == y[pre] {
-		pre++
-	}
-	suf := 0
-	for suf < len(x)-pre && suf < len(y)-pre && x[len(x)-1-suf] == y[len(y)-1-suf] {
-		suf++
-	}
-	mx, my := x[pre:len(x)-suf], y[pre:len(y)-suf]
-	n, m := len(mx), len(my)
-	// lcs[i][j] = LCS length of mx[i:] and my[j:].
-	lcs := make([][]int32, n+1)
-	for i := range lcs {
-		lcs[i] = make([]int32, m+1)
-	}
-	for i := n - 1; i >= 0; i-- {
-		for j := m - 1; j >= 0; j-- {
-			if mx[i] == my[j] {
-				lcs[i][j] = lcs[i+1][j+1] + 1
-			} else {
-				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
+// diffLines is a shortest line edit script from a to b: Myers' algorithm as
+// sergi/go-diff implements it (already linked through kustomize), one rune per line, run
+// without its time limit so that it never settles for a longer script.
+func diffLines(a, b string) []op {
+	dmp := diffmatchpatch.New()
+	dmp.DiffTimeout = 0
+	ra, rb, _ := dmp.DiffLinesToRunes(a, b)
+	var ops []op
+	ai, bi := 0, 0
+	for _, d := range dmp.DiffMainRunes(ra, rb, false) {
+		for range utf8.RuneCountInString(d.Text) {
+			switch d.Type {
+			case diffmatchpatch.DiffEqual:
+				ops = append(ops, op{' ', ai, bi})
+				ai, bi = ai+1, bi+1
+			case diffmatchpatch.DiffDelete:
+				ops = append(ops, op{'-', ai, bi})
+				ai++
+			case diffmatchpatch.DiffInsert:
+				ops = append(ops, op{'+', ai, bi})
+				bi++
 			}
 		}
-	}
-	var ops []op
-	for k := 0; k < pre; k++ {
-		ops = append(ops, op{' ', k, k})
-	}
-	i, j := 0, 0
-	for i < n || j < m {
-		switch {
-		case i < n && j < m && mx[i] == my[j]:
-			ops = append(ops, op{' ', pre + i, pre + j})
-			i++
-			j++
-		case j < m && (i == n || lcs[i][j+1] > lcs[i+1][j]):
-			ops = append(ops, op{'+', pre + i, pre + j})
-			j++
-		default:
-			ops = append(ops, op{'-', pre + i, pre + j})
-			i++
-		}
-	}
-	for k := 0; k < suf; k++ {
-		ops = append(ops, op{' ', len(x) - suf + k, len(y) - suf + k})
 	}
 	return ops
 }

@@ -2,11 +2,11 @@ package app
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/lvms-rebase/lvms-rebase/rebase/source"
 )
@@ -69,28 +69,23 @@ func AddSourceFlags(fs *pflag.FlagSet, f *SourceFlags) {
 	fs.DurationVar(&f.Timeout, "timeout", 30*time.Minute, "give up after this long (0: no limit)")
 	fs.BoolVar(&f.AllowPrerelease, "allow-prerelease", false, "let payload resolution pick rc/ec releases")
 	fs.BoolVar(&f.AllowVersionSkew, "allow-version-skew", false, "warn instead of failing when the bundle CSV's version minor differs from the one asked for")
-	fs.StringVar(&f.MaxFileSize, "max-file-size", "64Mi", "largest single file extracted from an image (bytes, or with Ki/Mi/Gi)")
-	fs.StringVar(&f.MaxImageSize, "max-image-size", "512Mi", "most uncompressed bytes read from one image's layers (bytes, or with Ki/Mi/Gi)")
+	fs.StringVar(&f.MaxFileSize, "max-file-size", "64Mi", "largest single file extracted from an image: a Kubernetes quantity, 64Mi = 64×2^20 bytes, 64M = 64×10^6")
+	fs.StringVar(&f.MaxImageSize, "max-image-size", "512Mi", "most uncompressed bytes read from one image's layers: a Kubernetes quantity (Ki/Mi/Gi binary, k/M/G decimal)")
 }
 
-// parseSize reads "123", "64Mi", "1Gi" (also KiB/MiB/GiB, K/M/G as binary units).
+// parseSize reads a size as Kubernetes does (resource.ParseQuantity): "64Mi" is 64×2²⁰ bytes,
+// "64M" 64×10⁶, a plain number bytes. The KiB/MiB/GiB spellings earlier versions documented
+// are still accepted as Ki/Mi/Gi. Fractions round up to a whole byte.
 func parseSize(flag, s string) (int64, error) {
 	t := strings.TrimSpace(s)
-	mult := int64(1)
-	for _, u := range []struct {
-		suffix string
-		m      int64
-	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"Ki", 1 << 10}, {"Mi", 1 << 20}, {"Gi", 1 << 30}, {"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}} {
-		if strings.HasSuffix(t, u.suffix) {
-			t, mult = strings.TrimSuffix(t, u.suffix), u.m
-			break
-		}
+	if strings.HasSuffix(t, "iB") {
+		t = strings.TrimSuffix(t, "B")
 	}
-	n, err := strconv.ParseInt(t, 10, 64)
-	if err != nil || n <= 0 || n > (1<<62)/mult {
-		return 0, usageError("--%s: want a positive size such as 64Mi, got %q", flag, s)
+	q, err := resource.ParseQuantity(t)
+	if err != nil || q.Sign() <= 0 || q.Cmp(*resource.NewQuantity(1<<62, resource.BinarySI)) > 0 {
+		return 0, usageError("--%s: want a positive size such as 64Mi (2^20 bytes) or 64M (10^6 bytes), got %q", flag, s)
 	}
-	return n * mult, nil
+	return q.Value(), nil
 }
 
 // Options validates the flags and builds source.Options. Mistakes are usage errors

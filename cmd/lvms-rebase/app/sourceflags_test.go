@@ -67,6 +67,20 @@ func TestSourceFlags(t *testing.T) {
 			}
 		}},
 		{name: "bad size", args: []string{"--max-file-size", "-1"}, err: "positive size"},
+		// Sizes are Kubernetes quantities: M is decimal, Mi binary, as kubectl reads them.
+		{name: "decimal and binary units", args: []string{"--max-file-size", "64M", "--max-image-size", "64Mi"}, check: func(t *testing.T, o source.Options) {
+			if o.MaxFileSize != 64_000_000 || o.MaxImageSize != 64<<20 {
+				t.Fatal(o.MaxFileSize, o.MaxImageSize)
+			}
+		}},
+		{name: "plain bytes and fractions", args: []string{"--max-file-size", "1000", "--max-image-size", "1.5Gi"}, check: func(t *testing.T, o source.Options) {
+			if o.MaxFileSize != 1000 || o.MaxImageSize != 3<<29 {
+				t.Fatal(o.MaxFileSize, o.MaxImageSize)
+			}
+		}},
+		{name: "zero size", args: []string{"--max-image-size", "0"}, err: "--max-image-size: want a positive size"},
+		{name: "unknown unit", args: []string{"--max-image-size", "12 parsecs"}, err: `--max-image-size: want a positive size such as 64Mi (2^20 bytes) or 64M (10^6 bytes), got "12 parsecs"`},
+		{name: "too large", args: []string{"--max-image-size", "8Ei"}, err: "--max-image-size"},
 		{name: "file cap above image cap", args: []string{"--max-file-size", "1Gi"}, err: "larger than"},
 		{name: "negative timeout", args: []string{"--timeout", "-1s"}, err: "negative"},
 		{name: "Go arch names", args: []string{"--arch", "amd64,x86_64,arm64", "--ocp-release", "quay.io/r:4.18.0-{arch}"}, check: func(t *testing.T, o source.Options) {
