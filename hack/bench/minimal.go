@@ -3,7 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -34,19 +35,10 @@ func relatedRef(im lock.ImageDigests) string {
 	if im.ListDigest != "" {
 		return im.Repository + "@" + im.ListDigest
 	}
-	for _, a := range sortedKeys(im.Arch) {
+	for _, a := range slices.Sorted(maps.Keys(im.Arch)) {
 		return im.Repository + "@" + archDigest(im.Arch[a])
 	}
 	return im.Repository
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // minimalBytes sizes, from the images in the registry, what a rebase recorded in lk
@@ -137,7 +129,7 @@ func minimalBytes(ctx context.Context, host string, lk *lock.Lock, set *fixtures
 			return m, fmt.Errorf("relatedImage %s %s: %w", im.Name, ref, err)
 		}
 		related += int64(len(d.Manifest))
-		for _, a := range sortedKeys(im.Arch) {
+		for _, a := range slices.Sorted(maps.Keys(im.Arch)) {
 			size, ok := childSize(im2, archDigest(im.Arch[a]))
 			if !ok {
 				return m, fmt.Errorf("relatedImage %s %s: the index has no child %s for %s", im.Name, ref, im.Arch[a], a)

@@ -14,8 +14,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -177,11 +179,8 @@ func newExtractor(dst string, opts Options) (*extractor, error) {
 }
 
 func (x *extractor) result() *Result {
-	files := make([]string, 0, len(x.files))
-	for f := range x.files {
-		files = append(files, f)
-	}
-	sort.Strings(files)
+	// Never nil, so an empty result still reads as a list.
+	files := append([]string{}, slices.Sorted(maps.Keys(x.files))...)
 	return &Result{Files: files, Bytes: x.used}
 }
 

@@ -17,13 +17,17 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/lvms-rebase/lvms-rebase/internal/arch"
 )
 
 // Path is where the lock lives, relative to the MicroShift checkout root.
@@ -126,8 +130,8 @@ type File struct {
 	SHA256 string `json:"sha256"` // hex
 }
 
-// Arches are the architecture names the lock accepts.
-var Arches = []string{"aarch64", "x86_64"}
+// Arches are the architecture names the lock accepts, sorted: MicroShift's shipped ones.
+var Arches = slices.Sorted(slices.Values(arch.Shipped()))
 
 var (
 	digestRE = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
@@ -228,7 +232,7 @@ func (l *Lock) Validate() error {
 		add("bundle.ref: required")
 	}
 	digest("bundle.digest", l.Bundle.Digest, true)
-	for _, a := range sortedKeys(l.Bundle.Arch) {
+	for _, a := range slices.Sorted(maps.Keys(l.Bundle.Arch)) {
 		arch("bundle.arch", a)
 		digest("bundle.arch."+a, l.Bundle.Arch[a], true)
 	}
@@ -271,7 +275,7 @@ func (l *Lock) Validate() error {
 		if len(img.Arch) == 0 {
 			add("%s.arch: at least one architecture required", f)
 		}
-		for _, a := range sortedKeys(img.Arch) {
+		for _, a := range slices.Sorted(maps.Keys(img.Arch)) {
 			arch(f+".arch", a)
 			if v := img.Arch[a]; !digestRE.MatchString(v) && !digestRefRE.MatchString(v) {
 				add("%s.arch.%s: %q: expected sha256:<64 hex digits> or <repository>@sha256:<64 hex digits>", f, a, v)
@@ -351,13 +355,4 @@ func knownArch(a string) bool {
 		}
 	}
 	return false
-}
-
-func sortedKeys(m map[string]string) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }

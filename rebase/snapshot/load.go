@@ -13,10 +13,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/lvms-rebase/lvms-rebase/internal/gitcommit"
@@ -54,12 +55,7 @@ type Assets struct {
 
 // Paths lists the file paths in sorted order.
 func (a *Assets) Paths() []string {
-	out := make([]string, 0, len(a.Files))
-	for p := range a.Files {
-		out = append(out, p)
-	}
-	sort.Strings(out)
-	return out
+	return append([]string{}, slices.Sorted(maps.Keys(a.Files))...)
 }
 
 // wanted reports whether a repository-relative path is one the translation may read.

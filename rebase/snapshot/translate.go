@@ -6,8 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -382,12 +383,7 @@ func findPlaceholders(v interface{}) []string {
 		}
 	}
 	visit(v)
-	out := make([]string, 0, len(found))
-	for k := range found {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
+	return append([]string{}, slices.Sorted(maps.Keys(found))...)
 }
 
 // pruneEmptyMetadata drops metadata.labels/annotations emptied by delete ops, so outputs carry

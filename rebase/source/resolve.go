@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -251,7 +253,7 @@ func PickPayloadVersion(tags []string, minor string, arches []string, allowPrere
 			hint += fmt.Sprintf("; %s has only pre-release tags for %s (e.g. %s): pass --allow-prerelease", minor, strings.Join(arches, ", "), skippedPre[len(skippedPre)-1])
 		}
 		if len(otherArches) > 0 {
-			hint += fmt.Sprintf("; %s has tags for %s only: pin one with --ocp-release %s:X.Y.Z-<suffix>", minor, strings.Join(sortedKeys(otherArches), ", "), repo)
+			hint += fmt.Sprintf("; %s has tags for %s only: pin one with --ocp-release %s:X.Y.Z-<suffix>", minor, strings.Join(slices.Sorted(maps.Keys(otherArches)), ", "), repo)
 		}
 		return "", fmt.Errorf("no %spayload tag X.Y.Z-<arch> for %s (arches %s) in %s%s; minors with tags: %s", kind, minor, strings.Join(arches, ", "), repo, hint, listMinors(minors))
 	}

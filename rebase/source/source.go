@@ -15,13 +15,13 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 
+	"github.com/lvms-rebase/lvms-rebase/internal/arch"
 	"github.com/lvms-rebase/lvms-rebase/rebase/extract"
 )
 
@@ -32,7 +32,7 @@ const (
 )
 
 // DefaultArches are the MicroShift architectures resolved when Options.Arches is empty.
-var DefaultArches = []string{"x86_64", "aarch64"}
+var DefaultArches = arch.Shipped()
 
 // Options configures a Source. The zero value plus defaults talks to the public registries.
 type Options struct {
@@ -194,21 +194,9 @@ func (f *FetchStats) add(o blobStat) {
 	}
 }
 
-// GoArch maps a MicroShift arch name to the Go/OCI name used by registries. Go names are
-// accepted as they are.
-func GoArch(arch string) (string, error) {
-	switch arch {
-	case "x86_64", "amd64":
-		return "amd64", nil
-	case "aarch64", "arm64":
-		return "arm64", nil
-	case "ppc64le":
-		return "ppc64le", nil
-	case "s390x":
-		return "s390x", nil
-	}
-	return "", fmt.Errorf("unknown architecture %q (want x86_64, aarch64, ppc64le or s390x)", arch)
-}
+// GoArch maps a MicroShift arch name to the Go/OCI name used by registries; Go names are
+// accepted as they are. The names live in internal/arch.
+func GoArch(name string) (string, error) { return arch.GoArch(name) }
 
 // New validates opts and builds a Source. It reads the IDMS file and locates the auth files
 // but contacts no registry.
@@ -308,15 +296,6 @@ func (s *Source) Arches() []string { return append([]string(nil), s.arches...) }
 
 // authn keychain type assertion keeps the interface honest.
 var _ authn.Keychain = (*fileKeychain)(nil)
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
 
 func isInsecureHost(insecure []string, host string) bool {
 	for _, h := range insecure {

@@ -8,9 +8,10 @@ import (
 	"flag"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"testing"
 
@@ -76,7 +77,7 @@ func treeHash(t *testing.T, root string) string {
 	t.Helper()
 	h := sha256.New()
 	files := readTree(t, root)
-	for _, p := range sortedKeys(files) {
+	for _, p := range slices.Sorted(maps.Keys(files)) {
 		fmt.Fprintf(h, "%s\x00%s\x00", p, files[p])
 	}
 	return hex.EncodeToString(h.Sum(nil))
@@ -97,15 +98,6 @@ func readTree(t *testing.T, root string) map[string][]byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return out
-}
-
-func sortedKeys(m map[string][]byte) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
 	return out
 }
 
@@ -141,7 +133,7 @@ func compareGolden(t *testing.T, ocp, root string) {
 		return
 	}
 	want := readTree(t, dir)
-	for _, p := range sortedKeys(want) {
+	for _, p := range slices.Sorted(maps.Keys(want)) {
 		if g, ok := got[p]; !ok {
 			t.Errorf("%s: missing from the output", p)
 		} else if !bytes.Equal(g, want[p]) {
@@ -149,7 +141,7 @@ func compareGolden(t *testing.T, ocp, root string) {
 				p, filepath.Join(dir, p), firstDiff(string(want[p]), string(g)))
 		}
 	}
-	for _, p := range sortedKeys(got) {
+	for _, p := range slices.Sorted(maps.Keys(got)) {
 		if _, ok := want[p]; !ok {
 			t.Errorf("%s: written but not in the golden tree", p)
 		}

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	"github.com/lvms-rebase/lvms-rebase/internal/arch"
 	"github.com/lvms-rebase/lvms-rebase/rebase/source"
 )
 
@@ -40,11 +41,8 @@ type SourceFlags struct {
 	MaxImageSize     string
 }
 
-// microshiftArch maps the Go arch names --arch also accepts to MicroShift's.
-var microshiftArch = map[string]string{"amd64": "x86_64", "arm64": "aarch64"}
-
 // pinArches are the arches that get their own --ocp-release-<arch> flag.
-var pinArches = []string{"x86_64", "aarch64", "ppc64le", "s390x"}
+var pinArches = arch.Known()
 
 // AddSourceFlags registers the shared registry flags on fs, bound to f.
 func AddSourceFlags(fs *pflag.FlagSet, f *SourceFlags) {
@@ -58,7 +56,7 @@ func AddSourceFlags(fs *pflag.FlagSet, f *SourceFlags) {
 		f.ReleaseArch[a] = v
 		fs.StringVar(v, "ocp-release-"+a, "", "pin the "+a+" release payload (overrides --ocp-release for "+a+")")
 	}
-	fs.StringSliceVar(&f.Arches, "arch", append([]string(nil), source.DefaultArches...), "architectures to resolve (x86_64, aarch64, ppc64le, s390x)")
+	fs.StringSliceVar(&f.Arches, "arch", arch.Shipped(), "architectures to resolve (x86_64, aarch64, ppc64le, s390x)")
 	fs.StringVarP(&f.AuthFile, "authfile", "a", "", "registry credentials file (auths JSON); default: $REGISTRY_AUTH_FILE, ~/.pull-secret.json, podman auth.json, docker config.json")
 	fs.StringVar(&f.RegistryConfig, "registry-config", "", "same as -a/--authfile (oc's spelling)")
 	fs.StringArrayVar(&f.Mirrors, "mirror", nil, "pull SRC from DST instead, by repository prefix, for every pull (repeatable), e.g. registry.redhat.io=mirror.local:5000/rh")
@@ -122,14 +120,11 @@ func (f *SourceFlags) Options() (source.Options, error) {
 	}
 	seen := map[string]bool{}
 	for _, a := range f.Arches {
-		a = strings.TrimSpace(a)
-		if _, err := source.GoArch(a); err != nil {
-			return o, usageError("--arch: %v", err)
-		}
 		// Go names are accepted but everything downstream (payload tags, --ocp-release-<arch>,
 		// {arch}, outputs) speaks MicroShift's, and amd64 next to x86_64 is the same arch.
-		if m, ok := microshiftArch[a]; ok {
-			a = m
+		a, err := arch.MicroShift(strings.TrimSpace(a))
+		if err != nil {
+			return o, usageError("--arch: %v", err)
 		}
 		if !seen[a] {
 			seen[a] = true
