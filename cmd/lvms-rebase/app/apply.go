@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/lvms-rebase/lvms-rebase/applier"
@@ -75,17 +76,9 @@ func runApply(ctx context.Context, streams IOStreams, f *applyFlags) error {
 	if st, err := os.Stat(f.assets); err != nil || !st.IsDir() {
 		return usageError("--assets %s: not a directory", f.assets)
 	}
-	// Like kubectl, $KUBECONFIG may be a list of files: merged, missing ones skipped. A single
-	// path must exist.
-	rules := &clientcmd.ClientConfigLoadingRules{}
-	if paths := filepath.SplitList(f.kubeconfig); len(paths) > 1 {
-		rules.Precedence = paths
-	} else {
-		rules.ExplicitPath = f.kubeconfig
-	}
-	restCfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
+	restCfg, err := loadKubeconfig(f.kubeconfig)
 	if err != nil {
-		return fmt.Errorf("loading kubeconfig %s: %w", f.kubeconfig, err)
+		return err
 	}
 	var storage applier.StorageConfig
 	if f.config != "" {
@@ -124,6 +117,22 @@ func runApply(ctx context.Context, streams IOStreams, f *applyFlags) error {
 		return fmt.Errorf("applying %s: %w", f.assets, err)
 	}
 	return nil
+}
+
+// loadKubeconfig reads --kubeconfig. Like kubectl, $KUBECONFIG may be a list of files:
+// merged, missing ones skipped. A single path must exist.
+func loadKubeconfig(kubeconfig string) (*rest.Config, error) {
+	rules := &clientcmd.ClientConfigLoadingRules{}
+	if paths := filepath.SplitList(kubeconfig); len(paths) > 1 {
+		rules.Precedence = paths
+	} else {
+		rules.ExplicitPath = kubeconfig
+	}
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("loading kubeconfig %s: %w", kubeconfig, err)
+	}
+	return cfg, nil
 }
 
 // applyResultJSON is apply -o json: what applier.Result reports, with objects as fields.

@@ -59,7 +59,8 @@ func configureRebase(root *cobra.Command, streams IOStreams, logs *logFlags) {
 	}
 }
 
-func runRebase(ctx context.Context, f *rebaseFlags, streams IOStreams) error {
+// mode is the run mode the flags select: write, or one of --dry-run, --diff, --check.
+func (f *rebaseFlags) mode() (rebase.Mode, error) {
 	mode := rebase.ModeWrite
 	n := 0
 	for _, m := range []struct {
@@ -72,10 +73,18 @@ func runRebase(ctx context.Context, f *rebaseFlags, streams IOStreams) error {
 		}
 	}
 	if n > 1 {
-		return usageError("--dry-run, --diff and --check exclude each other")
+		return mode, usageError("--dry-run, --diff and --check exclude each other")
 	}
 	if f.commit && mode != rebase.ModeWrite {
-		return usageError("--commit writes commits; it cannot be combined with --%s", mode)
+		return mode, usageError("--commit writes commits; it cannot be combined with --%s", mode)
+	}
+	return mode, nil
+}
+
+func runRebase(ctx context.Context, f *rebaseFlags, streams IOStreams) error {
+	mode, err := f.mode()
+	if err != nil {
+		return err
 	}
 	if f.output != "text" && f.output != "json" {
 		return usageError("-o/--output: expected text or json, got %q", f.output)
