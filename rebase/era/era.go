@@ -5,13 +5,6 @@
 // in an overlay, never an `if minor >= …` in code.
 package era
 
-import (
-	"fmt"
-	"sort"
-
-	"github.com/Masterminds/semver/v3"
-)
-
 // Driver is the storage implementation MicroShift deploys in an era.
 type Driver string
 
@@ -50,16 +43,22 @@ type CSVPolicy struct {
 	Webhooks bool
 }
 
-// Era is one row of the table: the MicroShift layout for a range of OpenShift minors.
+// Era is the combined layout of one rebase: an OCP row (what MicroShift and the payload
+// decide) joined with an LVMS row (what the LVMS bundle decides). Combine builds it; the
+// fields are flat so consumers (bundle, snapshot, render, release) need not know the axes.
 type Era struct {
-	// Name identifies the era in logs, lock files and golden directories.
+	// Name is the LVMS row's name ("lvms-4.20"); it names golden directories and file-name
+	// tables of the bundle side.
 	Name string
-	// OCP is a semver constraint over "X.Y" (e.g. ">= 4.18, < 4.20").
+	// OCPEra is the OCP row's name ("ocp-5"); LVMSMinor is the LVMS bundle minor ("4.21").
+	OCPEra    string
+	LVMSMinor string
+	// OCP is the OCP row's semver constraint over "X.Y".
 	OCP string
 	// Driver is TopoLVM or LVMS.
 	Driver Driver
-	// BundleMinor is the LVMS bundle minor this era ships when it differs from the OCP minor
-	// (MicroShift 4.16 ships LVMS 4.15, the last bundle with TopoLVM RBAC). "" = the OCP minor.
+	// BundleMinor is the LVMS minor the OCP range pins whatever is published (MicroShift
+	// 4.16 ships LVMS 4.15, the last bundle with TopoLVM RBAC). "" = chosen by Policies.
 	BundleMinor string
 	// Namespace is where namespaced LVMS/TopoLVM objects go. MicroShift always uses
 	// openshift-storage, whatever the CSV suggests (openshift-lvm-storage from 4.20).
@@ -83,121 +82,6 @@ type Era struct {
 	SnapshotWebhook bool
 }
 
-// StorageKeys are every release-JSON key any era has written for storage. Keys in this set
-// that an era does not produce are removed from release-<arch>.json on rebase; keys outside
-// it (cli, coredns, openssl, …) are never touched.
-var StorageKeys = []string{
-	"topolvm_csi", "topolvm_csi_registrar", "topolvm_csi_livenessprobe", "topolvm_csi_resizer",
-	"topolvm_csi_provisioner", "lvms_operator",
-	"csi-external-snapshotter", "csi-snapshot-controller", "csi-snapshot-validation-webhook",
-}
-
-var (
-	topolvmImages = []ImageKey{
-		{"topolvm-csi", "topolvm_csi"},
-		{"topolvm-csi-registrar", "topolvm_csi_registrar"},
-		{"topolvm-csi-livenessprobe", "topolvm_csi_livenessprobe"},
-		{"topolvm-csi-resizer", "topolvm_csi_resizer"},
-		{"topolvm-csi-provisioner", "topolvm_csi_provisioner"},
-	}
-	lvmsImages        = []ImageKey{{"lvms-operator", "lvms_operator"}}
-	snapshotter       = ImageKey{"csi-external-snapshotter", "csi-external-snapshotter"}
-	snapshotCtrl      = ImageKey{"csi-snapshot-controller", "csi-snapshot-controller"}
-	snapshotWebhook   = ImageKey{"csi-snapshot-validation-webhook", "csi-snapshot-validation-webhook"}
-	topolvmCSV        = CSVPolicy{ServiceAccounts: []string{"topolvm-controller", "topolvm-node"}}
-	lvmsCSV           = CSVPolicy{Deployments: true, Webhooks: true}
-	topolvmBundleObjs = []Selector{{"CustomResourceDefinition", "logicalvolumes.topolvm.io"}}
-	lvmsBundleObjs    = []Selector{
-		{"CustomResourceDefinition", ""},
-		{"Service", ""},
-		{"Role", "lvms-metrics"},
-		{"RoleBinding", "lvms-metrics"},
-	}
-)
-
-// Table is the era table, oldest first. Ranges must not overlap (a test checks).
-var Table = []Era{
-	{
-		// 4.14 is 4.15 without the kube-public/lvms-version ConfigMap (its overlay drops it).
-		Name: "topolvm-4.14", OCP: "~4.14", Driver: TopoLVM,
-		Namespace: "openshift-storage", SnapshotNamespace: "kube-system",
-		LVMSOverlay: "overlays/topolvm/4.14", SnapshotOverlay: "overlays/csi-snapshot-controller/4.14",
-		BundleImages:  topolvmImages,
-		PayloadImages: []ImageKey{snapshotter, snapshotCtrl, snapshotWebhook},
-		CSV:           topolvmCSV, BundleInclude: topolvmBundleObjs, SnapshotWebhook: true,
-	},
-	{
-		// 4.15: lvmd still a separate container, lvms-version ConfigMap added.
-		Name: "topolvm-4.15", OCP: "~4.15", Driver: TopoLVM,
-		Namespace: "openshift-storage", SnapshotNamespace: "kube-system",
-		LVMSOverlay: "overlays/topolvm/4.15", SnapshotOverlay: "overlays/csi-snapshot-controller/4.14",
-		BundleImages:  topolvmImages,
-		PayloadImages: []ImageKey{snapshotter, snapshotCtrl, snapshotWebhook},
-		CSV:           topolvmCSV, BundleInclude: topolvmBundleObjs, SnapshotWebhook: true,
-	},
-	{
-		Name: "topolvm-4.16", OCP: "~4.16", Driver: TopoLVM, BundleMinor: "4.15",
-		Namespace: "openshift-storage", SnapshotNamespace: "kube-system",
-		LVMSOverlay: "overlays/topolvm/4.16", SnapshotOverlay: "overlays/csi-snapshot-controller/4.14",
-		BundleImages:  topolvmImages,
-		PayloadImages: []ImageKey{snapshotter, snapshotCtrl, snapshotWebhook},
-		CSV:           topolvmCSV, BundleInclude: topolvmBundleObjs, SnapshotWebhook: true,
-	},
-	{
-		Name: "lvms-4.17", OCP: "~4.17", Driver: LVMS,
-		Namespace: "openshift-storage", SnapshotNamespace: "kube-system",
-		LVMSOverlay: "overlays/lvms/4.17", SnapshotOverlay: "overlays/csi-snapshot-controller/4.14",
-		BundleImages:  lvmsImages,
-		PayloadImages: []ImageKey{snapshotCtrl, snapshotWebhook},
-		CSV:           lvmsCSV, BundleInclude: lvmsBundleObjs, SnapshotWebhook: true,
-	},
-	{
-		Name: "lvms-4.18", OCP: ">= 4.18, < 4.20", Driver: LVMS,
-		Namespace: "openshift-storage", SnapshotNamespace: "kube-system",
-		LVMSOverlay: "overlays/lvms/4.18", SnapshotOverlay: "overlays/csi-snapshot-controller/4.18",
-		BundleImages:  lvmsImages,
-		PayloadImages: []ImageKey{snapshotCtrl},
-		CSV:           lvmsCSV, BundleInclude: lvmsBundleObjs,
-	},
-	{
-		Name: "lvms-4.20", OCP: ">= 4.20", Driver: LVMS,
-		Namespace: "openshift-storage", SnapshotNamespace: "kube-system",
-		LVMSOverlay: "overlays/lvms/4.20", SnapshotOverlay: "overlays/csi-snapshot-controller/4.18",
-		BundleImages:  lvmsImages,
-		PayloadImages: []ImageKey{snapshotCtrl},
-		CSV:           lvmsCSV, BundleInclude: lvmsBundleObjs,
-	},
-}
-
-// For returns the era of an OpenShift minor "X.Y" (a patch or pre-release is ignored).
-func For(ocp string) (Era, error) {
-	v, err := semver.NewVersion(ocp)
-	if err != nil {
-		return Era{}, fmt.Errorf("OpenShift version %q: expected X.Y (e.g. 4.18): %w", ocp, err)
-	}
-	minor, _ := semver.NewVersion(fmt.Sprintf("%d.%d.0", v.Major(), v.Minor()))
-	for _, e := range Table {
-		c, err := semver.NewConstraint(e.OCP)
-		if err != nil {
-			return Era{}, fmt.Errorf("era %s: bad constraint %q: %w", e.Name, e.OCP, err)
-		}
-		if c.Check(minor) {
-			return e, nil
-		}
-	}
-	return Era{}, fmt.Errorf("OpenShift %d.%d: no storage era declared (supported: %s)", v.Major(), v.Minor(), Supported())
-}
-
-// Supported describes the supported minors for error messages.
-func Supported() string {
-	names := make([]string, 0, len(Table))
-	for _, e := range Table {
-		names = append(names, e.OCP)
-	}
-	sort.Strings(names)
-	return fmt.Sprint(names)
-}
-
 // ReleaseKeys returns the release-JSON keys the era writes, bundle images first.
 func (e Era) ReleaseKeys() []string {
 	keys := make([]string, 0, len(e.BundleImages)+len(e.PayloadImages))
@@ -208,14 +92,6 @@ func (e Era) ReleaseKeys() []string {
 		keys = append(keys, k.Key)
 	}
 	return keys
-}
-
-// WantBundleMinor is the LVMS bundle minor the era resolves for OpenShift minor ocp ("X.Y").
-func (e Era) WantBundleMinor(ocp string) string {
-	if e.BundleMinor != "" {
-		return e.BundleMinor
-	}
-	return ocp
 }
 
 // IncludesBundleObject reports whether a non-CSV bundle object is shipped in this era.
