@@ -139,7 +139,7 @@ func fixtureMinors(ocps []string) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		all = append(all, v, e.WantBundleMinor(v))
+		all = append(all, v, e.LVMSMinor)
 	}
 	return splitList(strings.Join(all, ",")), nil
 }

@@ -14,10 +14,9 @@ type NameRule struct {
 	File string // file name inside the component directory
 }
 
-// NameTable holds the file names of one era, per component directory.
+// NameTable holds the file names of one LVMS-axis era.
 type NameTable struct {
-	LVMS     []NameRule // assets/components/lvms
-	Snapshot []NameRule // assets/components/csi-snapshot-controller
+	LVMS []NameRule // assets/components/lvms
 }
 
 // The names below are MicroShift's, taken from its release branches; they are kept so that a
@@ -70,15 +69,24 @@ var (
 	)
 )
 
-// NameTables maps an era name (era.Era.Name) to its file names. Every era of the era table
-// must have an entry (a test checks).
+// NameTables maps an LVMS-axis era name (era.Era.Name, an era.LVMSTable row) to the file
+// names of its LVMS component. Every LVMS row must have an entry (a test checks).
 var NameTables = map[string]NameTable{
-	"topolvm-4.14": {LVMS: topolvmNames, Snapshot: snapshotWebhookNames},
-	"topolvm-4.15": {LVMS: topolvmNames, Snapshot: snapshotWebhookNames},
-	"topolvm-4.16": {LVMS: topolvmNames, Snapshot: snapshotWebhookNames},
-	"lvms-4.17":    {LVMS: lvmsNames, Snapshot: snapshotWebhookNames},
-	"lvms-4.18":    {LVMS: lvmsNames, Snapshot: snapshotNames},
-	"lvms-4.20":    {LVMS: lvmsNames, Snapshot: snapshotNames},
+	"topolvm-4.14": {LVMS: topolvmNames},
+	"topolvm-4.15": {LVMS: topolvmNames},
+	"topolvm-4.16": {LVMS: topolvmNames},
+	"lvms-4.17":    {LVMS: lvmsNames},
+	"lvms-4.18":    {LVMS: lvmsNames},
+	"lvms-4.20":    {LVMS: lvmsNames},
+}
+
+// SnapshotNameTables maps an OCP-axis era name (era.Era.OCPEra, an era.OCPTable row) to the
+// file names of the snapshot controller: they follow MicroShift's release, not LVMS's.
+var SnapshotNameTables = map[string][]NameRule{
+	"ocp-4.14": snapshotWebhookNames,
+	"ocp-4.17": snapshotWebhookNames,
+	"ocp-4.18": snapshotNames,
+	"ocp-5":    snapshotNames,
 }
 
 // FileName returns the file name of an object: the rule's name when rules has one for

@@ -95,6 +95,10 @@ func Render(in Input) (*Output, error) {
 	if !ok {
 		return nil, fmt.Errorf("render era %q: no file name table declared (render.NameTables)", in.Era.Name)
 	}
+	snapNames, ok := SnapshotNameTables[in.Era.OCPEra]
+	if !ok {
+		return nil, fmt.Errorf("render era %s: OCP era %q has no file name table (render.SnapshotNameTables)", in.Era.Name, in.Era.OCPEra)
+	}
 	staging := in.StagingDir
 	if staging == "" {
 		tmp, err := os.MkdirTemp("", "lvms-rebase-render-")
@@ -118,7 +122,7 @@ func Render(in Input) (*Output, error) {
 	}{
 		// kube-public holds the lvms-version ConfigMap.
 		{in.Era.LVMSOverlay, LVMSDir, table.LVMS, []string{in.Era.Namespace, "kube-public"}},
-		{in.Era.SnapshotOverlay, SnapshotDir, table.Snapshot, []string{in.Era.SnapshotNamespace}},
+		{in.Era.SnapshotOverlay, SnapshotDir, snapNames, []string{in.Era.SnapshotNamespace}},
 	}
 	for _, c := range components {
 		rm, err := Build(staging, c.overlay)

@@ -519,21 +519,28 @@ func TestDefaultFileName(t *testing.T) {
 // TestNameTables requires a name table for every era and no two rules of a component
 // naming the same file.
 func TestNameTables(t *testing.T) {
-	for _, e := range era.Table {
-		nt, ok := NameTables[e.Name]
-		if !ok {
-			t.Errorf("era %s has no name table", e.Name)
-			continue
-		}
-		for comp, rules := range map[string][]NameRule{"lvms": nt.LVMS, "snapshot": nt.Snapshot} {
-			files := map[string]bool{}
-			for _, r := range rules {
-				if files[r.File] {
-					t.Errorf("era %s %s: file %s named twice", e.Name, comp, r.File)
-				}
-				files[r.File] = true
+	check := func(what string, rules []NameRule) {
+		files := map[string]bool{}
+		for _, r := range rules {
+			if files[r.File] {
+				t.Errorf("%s: file %s named twice", what, r.File)
 			}
+			files[r.File] = true
 		}
+	}
+	for _, r := range era.LVMSTable {
+		nt, ok := NameTables[r.Name]
+		if !ok {
+			t.Errorf("LVMS era %s has no name table", r.Name)
+		}
+		check(r.Name, nt.LVMS)
+	}
+	for _, r := range era.OCPTable {
+		rules, ok := SnapshotNameTables[r.Name]
+		if !ok {
+			t.Errorf("OCP era %s has no snapshot name table", r.Name)
+		}
+		check(r.Name, rules)
 	}
 }
 

@@ -197,8 +197,9 @@ func listMinors(m map[string]bool) string {
 }
 
 // PickPayloadVersion returns the newest X.Y.Z (GA unless allowPrerelease) of minor that has a
-// tag for every arch. If the newest version lacks an arch the error names that arch.
-func PickPayloadVersion(tags []string, minor string, arches []string, allowPrerelease bool, repo string) (string, error) {
+// tag for every arch, and a warning when a newer one exists for only some arches. It fails
+// only when no version is common to every arch.
+func PickPayloadVersion(tags []string, minor string, arches []string, allowPrerelease bool, repo string) (string, string, error) {
 	wanted := map[string]bool{}
 	for _, a := range arches {
 		wanted[a] = true
@@ -255,29 +256,57 @@ func PickPayloadVersion(tags []string, minor string, arches []string, allowPrere
 		if len(otherArches) > 0 {
 			hint += fmt.Sprintf("; %s has tags for %s only: pin one with --ocp-release %s:X.Y.Z-<suffix>", minor, strings.Join(slices.Sorted(maps.Keys(otherArches)), ", "), repo)
 		}
-		return "", fmt.Errorf("no %spayload tag X.Y.Z-<arch> for %s (arches %s) in %s%s; minors with tags: %s", kind, minor, strings.Join(arches, ", "), repo, hint, listMinors(minors))
+		return "", "", fmt.Errorf("no %spayload tag X.Y.Z-<arch> for %s (arches %s) in %s%s; minors with tags: %s", kind, minor, strings.Join(arches, ", "), repo, hint, listMinors(minors))
 	}
+	return newestCommon(byArch, all, arches, minor, repo)
+}
+
+// newestCommon picks the newest version published for every arch. A newer version published
+// for only some arches gives a warning; no common version at all is an error naming each
+// arch's newest.
+func newestCommon(byArch map[string]map[string]*semver.Version, all []*semver.Version, arches []string, minor, repo string) (string, string, error) {
 	sort.Sort(sort.Reverse(semver.Collection(all)))
-	newest := all[0].Original()
-	var lacking []string
-	for _, a := range arches {
-		if _, ok := byArch[a][newest]; !ok {
-			best := "none"
-			var have []*semver.Version
-			for _, v := range byArch[a] {
-				have = append(have, v)
+	for i, v := range all {
+		var lacking []string
+		for _, a := range arches {
+			if _, ok := byArch[a][v.Original()]; !ok {
+				lacking = append(lacking, a)
 			}
-			if len(have) > 0 {
-				sort.Sort(sort.Reverse(semver.Collection(have)))
-				best = have[0].Original()
-			}
-			lacking = append(lacking, fmt.Sprintf("%s (no tag %s-%s; newest %s: %s)", a, newest, a, a, best))
 		}
+		if len(lacking) > 0 {
+			continue
+		}
+		if i == 0 {
+			return v.Original(), "", nil
+		}
+		var newer []string
+		for _, n := range all[:i] {
+			var has []string
+			for _, a := range arches {
+				if _, ok := byArch[a][n.Original()]; ok {
+					has = append(has, a)
+				}
+			}
+			newer = append(newer, fmt.Sprintf("%s (%s only)", n.Original(), strings.Join(has, ", ")))
+		}
+		return v.Original(), fmt.Sprintf("newer payloads of %s are not published for every arch in %s: %s; using %s, the newest z published for %s",
+			minor, repo, strings.Join(newer, ", "), v.Original(), strings.Join(arches, " and ")), nil
 	}
-	if len(lacking) > 0 {
-		return "", fmt.Errorf("payload %s is not published for every arch in %s: missing %s", newest, repo, strings.Join(lacking, "; "))
+	var per []string
+	for _, a := range arches {
+		best := "none"
+		var have []*semver.Version
+		for _, v := range byArch[a] {
+			have = append(have, v)
+		}
+		if len(have) > 0 {
+			sort.Sort(sort.Reverse(semver.Collection(have)))
+			best = have[0].Original()
+		}
+		per = append(per, fmt.Sprintf("newest %s: %s", a, best))
 	}
-	return newest, nil
+	return "", "", fmt.Errorf("no payload of %s is published for every arch (%s) in %s: %s; pin one per arch with --ocp-release-<arch>",
+		minor, strings.Join(arches, ", "), repo, strings.Join(per, "; "))
 }
 
 // Resolve picks the bundle and per-arch payloads for OpenShift minor ocp (X.Y). bundleMinor
@@ -288,10 +317,11 @@ func (s *Source) Resolve(ctx context.Context, ocp, bundleMinor string) (*Resolut
 	if !minorRE.MatchString(ocp) {
 		return nil, fmt.Errorf("OpenShift version %q: want X.Y", ocp)
 	}
-	if bundleMinor == "" {
+	// A pinned bundle without a wanted minor is taken for the minor its CSV says.
+	if bundleMinor == "" && s.opts.BundleRef == "" {
 		bundleMinor = ocp
 	}
-	if !minorRE.MatchString(bundleMinor) {
+	if bundleMinor != "" && !minorRE.MatchString(bundleMinor) {
 		return nil, fmt.Errorf("LVMS version %q: want X.Y", bundleMinor)
 	}
 	res := &Resolution{OCP: ocp, Payloads: []PayloadRef{}, RelatedImages: []ImageDigests{}}
@@ -302,11 +332,9 @@ func (s *Source) Resolve(ctx context.Context, ocp, bundleMinor string) (*Resolut
 	}
 	res.Bundle = *bundle
 
-	payloads, err := s.resolvePayloads(ctx, ocp)
-	if err != nil {
+	if err := s.resolvePayloads(ctx, ocp, res); err != nil {
 		return nil, err
 	}
-	res.Payloads = payloads
 
 	sort.SliceStable(related, func(i, j int) bool { return related[i].Name < related[j].Name })
 	var errs []error
@@ -375,7 +403,7 @@ func (s *Source) resolveBundle(ctx context.Context, minor string) (*BundleRef, [
 	if err != nil {
 		return nil, nil, fmt.Errorf("bundle %s: CSV %s spec.version %q: %w", ref, csv.file, csv.version, err)
 	}
-	if got := fmt.Sprintf("%d.%d", v.Major(), v.Minor()); got != minor {
+	if got := fmt.Sprintf("%d.%d", v.Major(), v.Minor()); minor != "" && got != minor {
 		msg := fmt.Sprintf("bundle %s: CSV %s spec.version %s is LVMS %s, want %s", ref, csv.file, csv.version, got, minor)
 		if !s.opts.AllowVersionSkew {
 			return nil, nil, errors.New(msg + " (--allow-version-skew to proceed)")
@@ -385,9 +413,10 @@ func (s *Source) resolveBundle(ctx context.Context, minor string) (*BundleRef, [
 	return b, csv.related, nil
 }
 
-func (s *Source) resolvePayloads(ctx context.Context, ocp string) ([]PayloadRef, error) {
+func (s *Source) resolvePayloads(ctx context.Context, ocp string, res *Resolution) error {
 	refs := map[string]string{}
 	if len(s.opts.ReleaseRefs) > 0 {
+		res.PayloadRule = "pinned"
 		var missing []string
 		for _, a := range s.arches {
 			if p := s.opts.ReleaseRefs[a]; p != "" {
@@ -397,33 +426,86 @@ func (s *Source) resolvePayloads(ctx context.Context, ocp string) ([]PayloadRef,
 			}
 		}
 		if len(missing) > 0 {
-			return nil, fmt.Errorf("payload pinned for some arches but not for %s (pin every arch, or use a {arch} placeholder)", strings.Join(missing, ", "))
+			return fmt.Errorf("payload pinned for some arches but not for %s (pin every arch, or use a {arch} placeholder)", strings.Join(missing, ", "))
 		}
 	} else {
+		res.PayloadRule = "newest"
 		repo, err := parseRepo(s.opts.ReleaseRepo)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		tags, err := s.listTags(ctx, repo)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		v, err := PickPayloadVersion(tags, ocp, s.arches, s.opts.AllowPrerelease, repo.canonical)
+		v, warning, err := PickPayloadVersion(tags, ocp, s.arches, s.opts.AllowPrerelease, repo.canonical)
 		if err != nil {
-			return nil, err
+			return err
+		}
+		if warning != "" {
+			s.log.Warn(warning)
+			res.Warnings = append(res.Warnings, warning)
 		}
 		for _, a := range s.arches {
 			refs[a] = tagRef(repo, v+"-"+a)
 		}
 	}
-	var out []PayloadRef
 	for _, a := range s.arches {
 		p, err := s.resolvePayload(ctx, a, refs[a], ocp)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		out = append(out, *p)
+		res.Payloads = append(res.Payloads, *p)
 	}
+	return s.checkPayloadSkew(res)
+}
+
+// checkPayloadSkew refuses GA payloads of different versions across arches (a tree whose
+// arches disagree) unless --allow-version-skew. Nightlies are exempt: MicroShift pairs an
+// x86_64 and an arm64 nightly whose version strings always differ.
+func (s *Source) checkPayloadSkew(res *Resolution) error {
+	var ga []string
+	versions := map[string]bool{}
+	for _, p := range res.Payloads {
+		v, err := semver.NewVersion(p.Version)
+		if err != nil || v.Prerelease() != "" {
+			continue
+		}
+		ga = append(ga, p.Arch+" "+p.Version)
+		versions[p.Version] = true
+	}
+	if len(versions) < 2 {
+		return nil
+	}
+	msg := "pinned GA payloads differ in version across arches: " + strings.Join(ga, ", ")
+	if !s.opts.AllowVersionSkew {
+		return errors.New(msg + " (pin the same z for every arch, or --allow-version-skew)")
+	}
+	s.log.Warn(msg)
+	res.Warnings = append(res.Warnings, msg)
+	return nil
+}
+
+// BundleMinors lists the LVMS minors with at least one valid vX.Y.Z[-N] bundle tag in the
+// bundle repository: what is published, for the LVMS-minor policy (era.Choose).
+func (s *Source) BundleMinors(ctx context.Context) ([]string, error) {
+	repo, err := parseRepo(s.opts.BundleRepo)
+	if err != nil {
+		return nil, err
+	}
+	tags, err := s.listTags(ctx, repo)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, t := range tags {
+		if m := bundleTagRE.FindStringSubmatch(t); m != nil && !seen[m[1]+"."+m[2]] {
+			seen[m[1]+"."+m[2]] = true
+			out = append(out, m[1]+"."+m[2])
+		}
+	}
+	sort.Strings(out)
 	return out, nil
 }
 

@@ -79,7 +79,7 @@ func TestPickPayloadVersionExplainsEmptyMinor(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			minor := tc.tags[0][:4]
-			_, err := PickPayloadVersion(tc.tags, minor, []string{"x86_64", "aarch64"}, false, "repo")
+			_, _, err := PickPayloadVersion(tc.tags, minor, []string{"x86_64", "aarch64"}, false, "repo")
 			if err == nil {
 				t.Fatal("no error")
 			}

@@ -22,6 +22,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/authn"
 
 	"github.com/lvms-rebase/lvms-rebase/internal/arch"
+	"github.com/lvms-rebase/lvms-rebase/rebase/era"
 	"github.com/lvms-rebase/lvms-rebase/rebase/extract"
 )
 
@@ -167,6 +168,13 @@ type Resolution struct {
 	Bundle        BundleRef      `json:"bundle"`
 	Payloads      []PayloadRef   `json:"payloads"`
 	RelatedImages []ImageDigests `json:"relatedImages"`
+	// LVMS is the LVMS minor chosen for OCP and why (set by the caller that chose it).
+	LVMS *era.Choice `json:"lvms,omitempty"`
+	// PayloadRule says how the payloads were chosen: "newest" (newest GA z common to every
+	// arch), "pinned" (--ocp-release*, or the lock) or "tree" (last_rebase.sh).
+	PayloadRule string `json:"payloadRule,omitempty"`
+	// Warnings are things a maintainer should know (a newer z for some arches only, …).
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // FetchStats counts what one fetch cost.

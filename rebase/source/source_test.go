@@ -73,16 +73,19 @@ func TestPickPayloadVersion(t *testing.T) {
 		arches []string
 		pre    bool
 		want   string
+		warn   string
 		err    string
 	}{
-		{"newest GA on one arch", []string{"x86_64"}, false, "4.18.11", ""},
-		{"arch lacking newest", []string{"x86_64", "aarch64"}, false, "", "missing aarch64 (no tag 4.18.11-aarch64; newest aarch64: 4.18.10)"},
-		{"prerelease", []string{"x86_64", "aarch64"}, true, "4.18.12-rc.1", ""},
-		{"numeric not lexical", []string{"aarch64"}, false, "4.18.10", ""},
+		{"newest GA on one arch", []string{"x86_64"}, false, "4.18.11", "", ""},
+		{"arch lacking newest: newest common z, warned", []string{"x86_64", "aarch64"}, false, "4.18.10", "4.18.11 (x86_64 only)", ""},
+		{"prerelease", []string{"x86_64", "aarch64"}, true, "4.18.12-rc.1", "", ""},
+		{"numeric not lexical", []string{"aarch64"}, false, "4.18.10", "", ""},
+		{"no common z", []string{"x86_64", "s390x"}, false, "", "", "no payload of 4.18 is published for every arch (x86_64, s390x) in repo: newest x86_64: 4.18.11; newest s390x: none"},
 	}
+	tags = append(tags, "4.18.3-s390x")
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := PickPayloadVersion(tags, "4.18", tc.arches, tc.pre, "repo")
+			got, warn, err := PickPayloadVersion(tags, "4.18", tc.arches, tc.pre, "repo")
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("error %v, want %q", err, tc.err)
@@ -92,9 +95,12 @@ func TestPickPayloadVersion(t *testing.T) {
 			if err != nil || got != tc.want {
 				t.Fatalf("got %q, %v; want %q", got, err, tc.want)
 			}
+			if (tc.warn == "") != (warn == "") || !strings.Contains(warn, tc.warn) {
+				t.Fatalf("warning %q, want one containing %q", warn, tc.warn)
+			}
 		})
 	}
-	if _, err := PickPayloadVersion(tags, "4.20", []string{"x86_64"}, false, "repo"); err == nil || !strings.Contains(err.Error(), "minors with tags: 4.17, 4.18") {
+	if _, _, err := PickPayloadVersion(tags, "4.20", []string{"x86_64"}, false, "repo"); err == nil || !strings.Contains(err.Error(), "minors with tags: 4.17, 4.18") {
 		t.Fatalf("error %v", err)
 	}
 }
@@ -147,7 +153,7 @@ func TestResolveErrors(t *testing.T) {
 		check func(*testing.T, *Resolution)
 	}{
 		{name: "no bundle for minor", ocp: "4.18", lvms: "4.20", err: "no bundle tag vX.Y.Z[-N] for 4.20"},
-		{name: "payload arch missing", ocp: "4.19", lvms: "4.18", err: "missing aarch64 (no tag 4.19.0-aarch64"},
+		{name: "payload arch missing", ocp: "4.19", lvms: "4.18", err: "no payload of 4.19 is published for every arch (x86_64, aarch64) in quay.io/openshift-release-dev/ocp-release: newest x86_64: 4.19.0; newest aarch64: none"},
 		{name: "payload metadata lies", ocp: "4.17", lvms: "4.18", err: "release-metadata version 4.17.8 does not match tag 4.17.9-x86_64"},
 		{name: "csv minor skew", ocp: "4.16", lvms: "4.16", mod: func(o *Options) {
 			o.BundleRef = bundleRepo + ":v4.16.2"
