@@ -80,7 +80,7 @@ func TestPickPayloadVersion(t *testing.T) {
 		{"arch lacking newest: newest common z, warned", []string{"x86_64", "aarch64"}, false, "4.18.10", "4.18.11 (x86_64 only)", ""},
 		{"prerelease", []string{"x86_64", "aarch64"}, true, "4.18.12-rc.1", "", ""},
 		{"numeric not lexical", []string{"aarch64"}, false, "4.18.10", "", ""},
-		{"no common z", []string{"x86_64", "s390x"}, false, "", "", "no payload of 4.18 is published for every arch (x86_64, s390x) in repo: newest x86_64: 4.18.11; newest s390x: none"},
+		{"no common z", []string{"x86_64", "s390x"}, false, "", "", "no payload of 4.18 is published for every arch (x86_64, s390x) in repo: newest x86_64: 4.18.11; newest s390x: 4.18.3"},
 	}
 	tags = append(tags, "4.18.3-s390x")
 	for _, tc := range tests {
@@ -113,8 +113,9 @@ func TestResolve(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := &Resolution{
-		OCP:    "4.18",
-		Bundle: BundleRef{Ref: bundleRepo + ":v4.18.4-10", Digest: w.bundles["v4.18.4-10"], Version: "v4.18.4-10", CSVVersion: "4.18.4"},
+		OCP:         "4.18",
+		PayloadRule: "newest",
+		Bundle:      BundleRef{Ref: bundleRepo + ":v4.18.4-10", Digest: w.bundles["v4.18.4-10"], Version: "v4.18.4-10", CSVVersion: "4.18.4"},
 		Payloads: []PayloadRef{
 			{Arch: "x86_64", Ref: releaseRepo + ":4.18.5-x86_64", Digest: w.payloads["4.18.5-x86_64"], Version: "4.18.5"},
 			{Arch: "aarch64", Ref: releaseRepo + ":4.18.5-aarch64", Digest: w.payloads["4.18.5-aarch64"], Version: "4.18.5"},
