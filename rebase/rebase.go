@@ -55,8 +55,16 @@ var ErrDrift = errors.New("the MicroShift tree differs from what the lock file's
 
 // Options configure one run.
 type Options struct {
-	// OCP is the OpenShift minor "X.Y". With ModeCheck it defaults to the lock file's.
-	OCP string
+	// OCP is the OpenShift minor "X.Y". Empty: the minor of the tree's release.base (with
+	// ModeCheck, the lock file's). A given OCP that differs from the tree's is ErrUsage
+	// unless AllowBaseMismatch.
+	OCP               string
+	AllowBaseMismatch bool
+	// LVMS forces the LVMS bundle minor "X.Y"; empty applies the era policy (era.Choose).
+	LVMS string
+	// Payload is the payload rule: "" (tree when the tree has last_rebase.sh, else newest),
+	// PayloadTree or PayloadNewest. Pins in Source.ReleaseRefs win over both.
+	Payload string
 	// MicroShiftDir is the root of the MicroShift checkout (default ".").
 	MicroShiftDir string
 	// Source configures registries, auth, mirrors, cache and pins.
@@ -82,6 +90,10 @@ type Options struct {
 type Result struct {
 	OCP            string                       `json:"ocp"`
 	Era            string                       `json:"era"`
+	OCPEra         string                       `json:"ocpEra"`
+	LVMS           *era.Choice                  `json:"lvms,omitempty"`
+	PayloadRule    string                       `json:"payloadRule"`
+	PayloadSource  string                       `json:"payloadSource,omitempty"`
 	Mode           Mode                         `json:"mode"`
 	Resolution     *source.Resolution           `json:"resolution"`
 	BundleVersion  string                       `json:"bundleVersion"`
@@ -155,17 +167,22 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		if err := pinFromLock(&r.opts, old); err != nil {
 			return nil, err
 		}
+		r.result.PayloadRule, r.result.PayloadSource = old.PayloadRule, old.PayloadSource
+	} else {
+		if r.opts.OCP, err = chooseOCP(r.opts.OCP, root, r.opts.AllowBaseMismatch); err != nil {
+			return nil, err
+		}
+		if r.result.PayloadRule, r.result.PayloadSource, err = choosePayloads(&r.opts); err != nil {
+			return nil, err
+		}
 	}
 	if r.opts.SnapshotAssets == "" {
 		r.opts.SnapshotAssets = DefaultSnapshotAssets
 	}
-	if r.opts.OCP == "" {
-		return nil, errors.New("--ocp X.Y is required (e.g. --ocp 4.18)")
-	}
-	if r.era, err = era.For(r.opts.OCP); err != nil {
+	if _, err := era.OCPRowFor(r.opts.OCP); err != nil {
 		return nil, err
 	}
-	r.result.OCP, r.result.Era = r.opts.OCP, r.era.Name
+	r.result.OCP = r.opts.OCP
 
 	if r.src, err = source.New(r.opts.Source); err != nil {
 		return nil, err
@@ -211,11 +228,7 @@ func (r *runner) run(ctx context.Context) error {
 	)
 	arches := r.src.Arches()
 
-	if err := r.phase("resolve", func() error {
-		var err error
-		res.Resolution, err = r.src.Resolve(ctx, r.opts.OCP, r.era.WantBundleMinor(r.opts.OCP))
-		return err
-	}); err != nil {
+	if err := r.phase("resolve", func() error { return r.resolve(ctx) }); err != nil {
 		return err
 	}
 
@@ -484,6 +497,10 @@ func (r *runner) buildLock(files map[string][]byte, assets *snapshot.Assets) *lo
 	l.ToolVersion = r.opts.ToolVersion
 	l.OCP = r.opts.OCP
 	l.Era = r.era.Name
+	if c := res.LVMS; c != nil {
+		l.LVMS = &lock.LVMS{Minor: c.Minor, Rule: c.Rule, Reason: c.Reason}
+	}
+	l.PayloadRule, l.PayloadSource = res.PayloadRule, res.PayloadSource
 	l.PayloadVersion = res.PayloadVersion
 	l.Bundle = lock.Image{
 		Ref:     res.Resolution.Bundle.Ref,
@@ -538,6 +555,7 @@ func pinFromLock(o *Options, l *lock.Lock) error {
 		return fmt.Errorf("--check: lock file %s: bundle ref and digest are required", lock.Path)
 	}
 	o.Source.BundleRef = l.Bundle.Ref + "@" + l.Bundle.Digest
+	o.LVMS = lockChoice(l)
 	o.Source.ReleaseRefs = map[string]string{}
 	var arches []string
 	for _, p := range l.Payloads {

@@ -79,7 +79,7 @@ func TestRenderErrorLeavesTreeUntouched(t *testing.T) {
 		{Source: "github.com", Mirror: reg.Host() + "/github.com"},
 	}
 	_, err := Run(context.Background(), Options{
-		OCP:           "4.18",
+		OCP: "4.18", AllowBaseMismatch: true,
 		MicroShiftDir: dir,
 		Source:        source.Options{Mirrors: mirrors, CacheDir: t.TempDir()},
 		Kustomize:     brokenOverlay(t, "overlays/lvms/4.18"),

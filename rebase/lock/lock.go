@@ -58,6 +58,12 @@ type Lock struct {
 	Era string `json:"era"`
 	// PayloadVersion is the OCP payload version (release metadata), e.g. "4.18.12".
 	PayloadVersion string `json:"payloadVersion,omitempty"`
+	// LVMS is the LVMS bundle minor chosen for OCP and why (absent in older locks).
+	LVMS *LVMS `json:"lvms,omitempty"`
+	// PayloadRule says which rule chose Payloads: "tree" (the tree's last_rebase.sh, named by
+	// PayloadSource), "newest" (newest GA z common to every arch) or "pinned" (--ocp-release*).
+	PayloadRule   string `json:"payloadRule,omitempty"`
+	PayloadSource string `json:"payloadSource,omitempty"`
 	// Bundle is the resolved LVMS operator bundle.
 	Bundle Image `json:"bundle"`
 	// Payloads are the resolved OCP release payloads, one per architecture, sorted by Arch.
@@ -69,6 +75,17 @@ type Lock struct {
 	// Files are the files written into the checkout (not the lock itself), sorted by Path.
 	Files []File `json:"files,omitempty"`
 }
+
+// LVMS records the LVMS-minor choice (rebase/era.Choice).
+type LVMS struct {
+	Minor string `json:"minor"`
+	// Rule is exact, pinned, newest-below, flag or bundle.
+	Rule   string `json:"rule"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// PayloadRules are the values PayloadRule takes.
+var PayloadRules = []string{"tree", "newest", "pinned"}
 
 // Image identifies a resolved input image (the LVMS bundle).
 type Image struct {
@@ -227,6 +244,12 @@ func (l *Lock) Validate() error {
 	}
 	if l.Era == "" {
 		add("era: required")
+	}
+	if l.LVMS != nil && !ocpRE.MatchString(l.LVMS.Minor) {
+		add("lvms.minor: %q: expected X.Y", l.LVMS.Minor)
+	}
+	if l.PayloadRule != "" && !slices.Contains(PayloadRules, l.PayloadRule) {
+		add("payloadRule: %q: expected one of %s", l.PayloadRule, strings.Join(PayloadRules, ", "))
 	}
 	if l.Bundle.Ref == "" {
 		add("bundle.ref: required")

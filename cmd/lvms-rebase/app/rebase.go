@@ -20,6 +20,9 @@ import (
 type rebaseFlags struct {
 	source         SourceFlags
 	ocp            string
+	lvms           string
+	payload        string
+	allowMismatch  bool
 	microshiftDir  string
 	snapshotAssets string
 	dryRun         bool
@@ -34,12 +37,15 @@ type rebaseFlags struct {
 // configureRebase makes the root command itself run the rebase.
 func configureRebase(root *cobra.Command, streams IOStreams, logs *logFlags) {
 	f := &rebaseFlags{logs: logs}
-	root.Use = "lvms-rebase --ocp X.Y [flags]"
-	root.Example = `  lvms-rebase --ocp 4.18 -a ~/.pull-secret.json
+	root.Use = "lvms-rebase [--ocp X.Y] [flags]"
+	root.Example = `  lvms-rebase -a ~/.pull-secret.json        # in a MicroShift checkout: its OpenShift minor and last_rebase.sh payloads
   lvms-rebase --ocp 4.18 --diff
   lvms-rebase --check`
 	fl := root.Flags()
-	fl.StringVar(&f.ocp, "ocp", "", "OpenShift minor to rebase onto, X.Y (e.g. 4.18); with --check the lock file's")
+	fl.StringVar(&f.ocp, "ocp", "", "OpenShift minor to rebase onto, X.Y (default: the minor of release.base in the tree's "+rebase.BaseFile+"; with --check the lock file's)")
+	fl.BoolVar(&f.allowMismatch, "allow-base-mismatch", false, "accept an --ocp that differs from the tree's release.base minor (a branch whose OCP rebase has not run yet)")
+	fl.StringVar(&f.lvms, "lvms", "", "force the LVMS bundle minor, X.Y (default: the OpenShift minor when published, else the newest published minor below it)")
+	fl.StringVar(&f.payload, "payload", "", "payload rule: tree (the pull specs of the tree's "+rebase.LastRebaseFile+"; the default when it exists) or newest (newest GA z common to every arch); --ocp-release* pins win")
 	fl.StringVar(&f.microshiftDir, "microshift-dir", ".", "root of the MicroShift checkout to write into")
 	fl.StringVar(&f.snapshotAssets, "snapshot-assets", "",
 		"where the csi-snapshot-controller operator assets come from: a URL template with {commit}, a directory or a tarball\n(default "+rebase.DefaultSnapshotAssets+"; with --check the lock file's)")
@@ -52,8 +58,11 @@ func configureRebase(root *cobra.Command, streams IOStreams, logs *logFlags) {
 	AddSourceFlags(fl, &f.source)
 	root.Args = cobra.NoArgs
 	root.RunE = func(cmd *cobra.Command, _ []string) error {
-		if !cmd.Flags().Changed("ocp") && !f.check {
-			return usageError("--ocp X.Y is required (e.g. --ocp 4.18); see --help")
+		if f.payload != "" && f.payload != rebase.PayloadTree && f.payload != rebase.PayloadNewest {
+			return usageError("--payload: expected tree or newest, got %q", f.payload)
+		}
+		if f.check && (f.lvms != "" || f.payload != "") {
+			return usageError("--check re-renders from the lock file's inputs; --lvms and --payload do not apply")
 		}
 		return runRebase(cmd.Context(), f, streams)
 	}
@@ -105,16 +114,19 @@ func runRebase(ctx context.Context, f *rebaseFlags, streams IOStreams) error {
 	defer cancel()
 
 	res, err := rebase.Run(ctx, rebase.Options{
-		OCP:            f.ocp,
-		MicroShiftDir:  f.microshiftDir,
-		Source:         srcOpts,
-		SnapshotAssets: f.snapshotAssets,
-		Mode:           mode,
-		Commit:         f.commit,
-		PRBody:         f.prBody,
-		Kustomize:      lvmsrebase.Kustomize,
-		ToolVersion:    version.Version,
-		Logger:         logger,
+		OCP:               f.ocp,
+		AllowBaseMismatch: f.allowMismatch,
+		LVMS:              f.lvms,
+		Payload:           f.payload,
+		MicroShiftDir:     f.microshiftDir,
+		Source:            srcOpts,
+		SnapshotAssets:    f.snapshotAssets,
+		Mode:              mode,
+		Commit:            f.commit,
+		PRBody:            f.prBody,
+		Kustomize:         lvmsrebase.Kustomize,
+		ToolVersion:       version.Version,
+		Logger:            logger,
 	})
 	if res != nil && (err == nil || res.Drift) {
 		if perr := printResult(streams.Out, f.output, res); perr != nil {
@@ -124,6 +136,9 @@ func runRebase(ctx context.Context, f *rebaseFlags, streams IOStreams) error {
 	if err != nil {
 		if errors.Is(err, rebase.ErrDrift) {
 			return WithExitCode(ExitDrift, err)
+		}
+		if errors.Is(err, rebase.ErrUsage) {
+			return WithExitCode(ExitUsage, err)
 		}
 		return err
 	}
@@ -140,7 +155,17 @@ func printResult(w io.Writer, format string, res *rebase.Result) error {
 		return enc.Encode(res)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "OpenShift %s (era %s)\n", res.OCP, res.Era)
+	fmt.Fprintf(&b, "OpenShift %s (eras %s, %s)\n", res.OCP, res.Era, res.OCPEra)
+	if c := res.LVMS; c != nil {
+		fmt.Fprintf(&b, "  lvms     %s (%s: %s)\n", c.Minor, c.Rule, c.Reason)
+	}
+	if res.PayloadRule != "" {
+		fmt.Fprintf(&b, "  payloads by rule %s", res.PayloadRule)
+		if res.PayloadSource != "" {
+			fmt.Fprintf(&b, " (%s)", res.PayloadSource)
+		}
+		b.WriteString("\n")
+	}
 	if r := res.Resolution; r != nil {
 		fmt.Fprintf(&b, "  bundle   %s@%s\n", r.Bundle.Ref, r.Bundle.Digest)
 		for _, p := range r.Payloads {

@@ -3,12 +3,14 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/lvms-rebase/lvms-rebase/rebase"
 	"github.com/lvms-rebase/lvms-rebase/rebase/era"
 	"github.com/lvms-rebase/lvms-rebase/rebase/source"
 )
@@ -41,7 +43,7 @@ manifest-list digest and per-arch child digests. It writes nothing except the im
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.ocp, "ocp", "", "OpenShift minor, X.Y")
-	fl.StringVar(&f.lvms, "lvms", "", "LVMS bundle minor to look for (default: the era's, usually the OpenShift minor)")
+	fl.StringVar(&f.lvms, "lvms", "", "force the LVMS bundle minor, X.Y (default: the OpenShift minor when published, else the newest published minor below it)")
 	fl.StringVarP(&f.output, "output", "o", "text", "text or json")
 	AddSourceFlags(fl, &f.source)
 	return cmd
@@ -62,12 +64,8 @@ func runResolve(ctx context.Context, f *resolveFlags, streams IOStreams) error {
 	logger.Debug("image sources", "sources", f.source.String())
 	opts.Logger = logger
 	opts.Progress = newProgressPrinter(streams.ErrOut).report
-	lvms := f.lvms
-	if lvms == "" {
-		// The era table knows minors whose MicroShift ships an older LVMS (4.16 → 4.15).
-		if e, err := era.For(f.ocp); err == nil && e.BundleMinor != "" {
-			lvms = e.BundleMinor
-		}
+	if _, err := era.OCPRowFor(f.ocp); err != nil {
+		return WithExitCode(ExitUsage, err)
 	}
 	src, err := source.New(opts)
 	if err != nil {
@@ -75,10 +73,28 @@ func runResolve(ctx context.Context, f *resolveFlags, streams IOStreams) error {
 	}
 	ctx, cancel := commandContext(ctx, f.source.Timeout)
 	defer cancel()
-	res, err := src.Resolve(ctx, f.ocp, lvms)
+	// The era policy picks the LVMS minor from what is published (4.16 → 4.15, 5.0 → 4.21).
+	choice, err := rebase.ChooseLVMS(ctx, src, opts, f.ocp, f.lvms)
+	if err != nil {
+		if errors.Is(err, rebase.ErrUsage) {
+			return WithExitCode(ExitUsage, err)
+		}
+		return err
+	}
+	if choice.Warning != "" {
+		logger.Warn(choice.Warning)
+	}
+	res, err := src.Resolve(ctx, f.ocp, choice.Minor)
 	if err != nil {
 		return err
 	}
+	if choice.Minor == "" {
+		choice.Minor, _ = rebase.MinorOf(res.Bundle.CSVVersion)
+	}
+	if choice.Warning != "" {
+		res.Warnings = append([]string{choice.Warning}, res.Warnings...)
+	}
+	res.LVMS = &choice
 	if f.output == "json" {
 		enc := json.NewEncoder(streams.Out)
 		enc.SetIndent("", "  ")
@@ -90,6 +106,12 @@ func runResolve(ctx context.Context, f *resolveFlags, streams IOStreams) error {
 func printResolution(w io.Writer, r *source.Resolution) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "OpenShift %s\n", r.OCP)
+	if c := r.LVMS; c != nil {
+		fmt.Fprintf(&b, "lvms     %s (%s: %s)\n", c.Minor, c.Rule, c.Reason)
+	}
+	if r.PayloadRule != "" {
+		fmt.Fprintf(&b, "payloads by rule %s\n", r.PayloadRule)
+	}
 	fmt.Fprintf(&b, "bundle   %s\n         digest %s (CSV version %s)\n", r.Bundle.Ref, r.Bundle.Digest, r.Bundle.CSVVersion)
 	for _, p := range r.Payloads {
 		fmt.Fprintf(&b, "payload  %-8s %s\n         digest %s", p.Arch, p.Ref, p.Digest)
@@ -106,6 +128,9 @@ func printResolution(w io.Writer, r *source.Resolution) error {
 		for _, a := range ri.Arches {
 			fmt.Fprintf(&b, "         %-8s %s\n", a.Arch, a.Digest)
 		}
+	}
+	for _, w := range r.Warnings {
+		fmt.Fprintf(&b, "warning: %s\n", w)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -1,0 +1,224 @@
+package rebase
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/Masterminds/semver/v3"
+
+	"github.com/lvms-rebase/lvms-rebase/rebase/era"
+	"github.com/lvms-rebase/lvms-rebase/rebase/lock"
+	"github.com/lvms-rebase/lvms-rebase/rebase/source"
+	"github.com/lvms-rebase/lvms-rebase/release"
+)
+
+// ErrUsage marks errors that are the caller's mistake (exit 2): an --ocp that contradicts
+// the tree, --payload tree without last_rebase.sh, …
+var ErrUsage = errors.New("usage")
+
+func usageErr(format string, a ...any) error {
+	return fmt.Errorf("%w: %s", ErrUsage, fmt.Sprintf(format, a...))
+}
+
+// Payload rules (Options.Payload).
+const (
+	PayloadTree   = "tree"   // the pull specs of the tree's last_rebase.sh
+	PayloadNewest = "newest" // the newest GA z of the minor common to every arch
+	PayloadPinned = "pinned" // --ocp-release* (or the lock, with --check)
+)
+
+// BaseFile is the release JSON whose release.base gives the tree's OpenShift minor.
+const BaseFile = "assets/release/release-x86_64.json"
+
+// LastRebaseFile records the payloads MicroShift's own rebase.sh used.
+const LastRebaseFile = "scripts/auto-rebase/last_rebase.sh"
+
+// MinorOf returns the "X.Y" of an OpenShift version: a GA "4.18.12", a nightly
+// "5.0.0-0.nightly-2026-07-23-224236" or "5.0.0-0.nightly-arm64-…", or "X.Y" itself.
+func MinorOf(version string) (string, error) {
+	v, err := semver.NewVersion(strings.TrimSpace(version))
+	if err != nil {
+		return "", fmt.Errorf("OpenShift version %q: expected X.Y, X.Y.Z or X.Y.Z-<pre-release>: %w", version, err)
+	}
+	return fmt.Sprintf("%d.%d", v.Major(), v.Minor()), nil
+}
+
+// treeBase reads release.base of the tree's BaseFile.
+func treeBase(root string) (string, error) {
+	data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(BaseFile)))
+	if err != nil {
+		return "", err
+	}
+	f, err := release.Read(data)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", BaseFile, err)
+	}
+	return f.Base, nil
+}
+
+// chooseOCP returns the OpenShift minor of the run: given (--ocp) or, without it, the minor
+// of the tree's release.base. A given minor that contradicts the tree is a usage error
+// unless allowMismatch (a branch whose OCP rebase has not run yet).
+func chooseOCP(given, root string, allowMismatch bool) (string, error) {
+	base, err := treeBase(root)
+	if given == "" {
+		if err != nil {
+			return "", usageErr("--ocp X.Y not given and the tree's OpenShift minor is unknown: %v (give --ocp, e.g. --ocp 4.18)", err)
+		}
+		m, err := MinorOf(base)
+		if err != nil {
+			return "", usageErr("--ocp X.Y not given and %s release.base: %v", BaseFile, err)
+		}
+		return m, nil
+	}
+	if err != nil {
+		return given, nil // no release JSON: the images phase names the missing file
+	}
+	if m, err := MinorOf(base); err == nil && m != given && !allowMismatch {
+		return "", usageErr("--ocp %s differs from the tree's OpenShift %s (release.base %s in %s); drop --ocp to use the tree's, or pass --allow-base-mismatch for a branch whose OCP rebase has not run yet",
+			given, m, base, BaseFile)
+	}
+	return given, nil
+}
+
+// lastRebaseArgRE splits a shell line into words: double- or single-quoted, or bare.
+var lastRebaseArgRE = regexp.MustCompile(`"([^"]*)"|'([^']*)'|(\S+)`)
+
+// ParseLastRebase reads MicroShift's last_rebase.sh: a line
+// `./scripts/auto-rebase/rebase.sh to "<x86_64 release>" "<aarch64 release>"`. It returns
+// the pull spec per MicroShift arch.
+func ParseLastRebase(data []byte) (map[string]string, error) {
+	for _, line := range strings.Split(string(data), "\n") {
+		var words []string
+		for _, m := range lastRebaseArgRE.FindAllStringSubmatch(line, -1) {
+			words = append(words, m[1]+m[2]+m[3])
+		}
+		for i := 0; i+1 < len(words); i++ {
+			if !strings.HasSuffix(words[i], "rebase.sh") || words[i+1] != "to" {
+				continue
+			}
+			args := words[i+2:]
+			if len(args) < 2 {
+				return nil, fmt.Errorf("%s: rebase.sh to: expected an x86_64 and an aarch64 release pull spec, got %d argument(s)", LastRebaseFile, len(args))
+			}
+			return map[string]string{"x86_64": args[0], "aarch64": args[1]}, nil
+		}
+	}
+	return nil, fmt.Errorf("%s: no `rebase.sh to <x86_64 release> <aarch64 release>` line", LastRebaseFile)
+}
+
+// choosePayloads applies the payload rule: pins win; else --payload newest; else the tree's
+// last_rebase.sh when it exists (required with --payload tree). Tree pins go into
+// o.Source.ReleaseRefs for the requested arches. It returns the rule and its source file.
+func choosePayloads(o *Options) (rule, from string, err error) {
+	if len(o.Source.ReleaseRefs) > 0 {
+		return PayloadPinned, "", nil
+	}
+	switch o.Payload {
+	case PayloadNewest:
+		return PayloadNewest, "", nil
+	case "", PayloadTree:
+	default:
+		return "", "", usageErr("--payload %q: expected tree or newest", o.Payload)
+	}
+	data, err := os.ReadFile(filepath.Join(o.MicroShiftDir, filepath.FromSlash(LastRebaseFile)))
+	if errors.Is(err, fs.ErrNotExist) && o.Payload == "" {
+		return PayloadNewest, "", nil
+	}
+	if err != nil {
+		return "", "", usageErr("--payload tree: %v", err)
+	}
+	specs, err := ParseLastRebase(data)
+	if err != nil {
+		return "", "", err
+	}
+	arches := o.Source.Arches
+	if len(arches) == 0 {
+		arches = source.DefaultArches
+	}
+	refs := map[string]string{}
+	for _, a := range arches {
+		if specs[a] == "" {
+			return "", "", fmt.Errorf("%s names no %s release (it has x86_64 and aarch64); pin it with --ocp-release-%s", LastRebaseFile, a, a)
+		}
+		refs[a] = specs[a]
+	}
+	o.Source.ReleaseRefs = refs
+	return PayloadTree, LastRebaseFile, nil
+}
+
+// ChooseLVMS picks the LVMS bundle minor for ocp: forced (--lvms) wins; a pinned bundle
+// without --lvms is taken for its CSV's minor (Minor ""); otherwise the era policy applied
+// to the minors published in the bundle repository.
+func ChooseLVMS(ctx context.Context, src *source.Source, o source.Options, ocp, forced string) (era.Choice, error) {
+	if forced != "" {
+		m, err := MinorOf(forced)
+		if err != nil || m != strings.TrimSpace(forced) {
+			return era.Choice{}, usageErr("--lvms %q: expected X.Y (e.g. 4.21)", forced)
+		}
+		return era.Choice{Minor: m, Rule: "flag", Reason: "forced with --lvms " + m}, nil
+	}
+	if o.BundleRef != "" {
+		return era.Choice{Rule: "bundle", Reason: "the minor of the bundle pinned with --lvms-bundle"}, nil
+	}
+	if p, err := era.PolicyFor(ocp); err == nil && p.Pin != "" {
+		return era.Choose(ocp, nil)
+	}
+	published, err := src.BundleMinors(ctx)
+	if err != nil {
+		return era.Choice{}, err
+	}
+	return era.Choose(ocp, published)
+}
+
+// lockChoice is the LVMS choice recorded in a lock (nil for older locks: the CSV's minor).
+func lockChoice(l *lock.Lock) string {
+	if l.LVMS == nil {
+		return ""
+	}
+	return l.LVMS.Minor
+}
+
+// resolve chooses the LVMS minor, resolves the bundle and payloads, and combines the era of
+// the OpenShift minor with the era of the LVMS minor actually resolved.
+func (r *runner) resolve(ctx context.Context) error {
+	res := r.result
+	choice, err := ChooseLVMS(ctx, r.src, r.opts.Source, r.opts.OCP, r.opts.LVMS)
+	if err != nil {
+		return err
+	}
+	if r.opts.Mode == ModeCheck && r.result.old.LVMS != nil {
+		old := r.result.old.LVMS
+		choice = era.Choice{Minor: old.Minor, Rule: old.Rule, Reason: old.Reason}
+	}
+	if res.Resolution, err = r.src.Resolve(ctx, r.opts.OCP, choice.Minor); err != nil {
+		return err
+	}
+	if choice.Minor == "" {
+		if choice.Minor, err = MinorOf(res.Resolution.Bundle.CSVVersion); err != nil {
+			return fmt.Errorf("bundle %s: CSV spec.version: %w", res.Resolution.Bundle.Ref, err)
+		}
+	}
+	if choice.Warning != "" {
+		res.Warnings = append(res.Warnings, choice.Warning)
+		r.log.Warn(choice.Warning)
+	}
+	res.Warnings = append(res.Warnings, res.Resolution.Warnings...)
+	res.Resolution.LVMS = &choice
+	if res.PayloadRule != "" {
+		res.Resolution.PayloadRule = res.PayloadRule
+	}
+	res.PayloadRule = res.Resolution.PayloadRule
+	res.LVMS = &choice
+	if r.era, err = era.Combine(r.opts.OCP, choice.Minor); err != nil {
+		return err
+	}
+	res.Era, res.OCPEra = r.era.Name, r.era.OCPEra
+	return nil
+}
