@@ -39,7 +39,7 @@ func TestFixtureResolveEveryMinor(t *testing.T) {
 	cat := fixtureCatalog(t)
 	reg := testregistry.NewForTest(t, testregistry.Options{})
 	o := fixtureOptions(t, reg)
-	for _, minor := range []string{"4.14", "4.15", "4.16", "4.17", "4.18", "4.20", "4.23"} {
+	for _, minor := range []string{"4.14", "4.15", "4.16", "4.17", "4.18", "4.20", "4.21"} {
 		t.Run(minor, func(t *testing.T) {
 			s := newSource(t, o)
 			res, err := s.Resolve(ctx(t), minor, "")
@@ -185,5 +185,35 @@ func TestFixtureSnapshotURL(t *testing.T) {
 	rc.Close()
 	if n == 0 {
 		t.Fatal("empty tarball")
+	}
+}
+
+// TestFixtureNewestCommonZ: 4.22.2 and 5.0.2 are published for x86_64 only, so resolution
+// takes the newest z common to both arches, warns about the newer one, and lists the LVMS
+// minors published (none above 4.21).
+func TestFixtureNewestCommonZ(t *testing.T) {
+	reg := testregistry.NewForTest(t, testregistry.Options{})
+	o := fixtureOptions(t, reg)
+	s := newSource(t, o)
+	for _, tc := range []struct{ ocp, want, newer string }{{"4.22", "4.22.1", "4.22.2"}, {"5.0", "5.0.1", "5.0.2"}} {
+		res, err := s.Resolve(ctx(t), tc.ocp, "4.21")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range res.Payloads {
+			if p.Version != tc.want {
+				t.Errorf("%s %s: payload %s, want %s", tc.ocp, p.Arch, p.Version, tc.want)
+			}
+		}
+		if len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], tc.newer+" (x86_64 only)") || res.PayloadRule != "newest" {
+			t.Errorf("%s: warnings %q rule %q, want one naming %s (x86_64 only)", tc.ocp, res.Warnings, res.PayloadRule, tc.newer)
+		}
+	}
+	minors, err := s.BundleMinors(ctx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(minors, ","); got != "4.14,4.15,4.16,4.17,4.18,4.20,4.21" {
+		t.Errorf("BundleMinors = %s", got)
 	}
 }

@@ -140,6 +140,7 @@ func (r *Registry) MirrorFlags() []string {
 	return []string{
 		"--mirror", "registry.redhat.io=" + r.host + "/registry.redhat.io",
 		"--mirror", "quay.io=" + r.host + "/quay.io",
+		"--mirror", "registry.ci.openshift.org=" + r.host + "/registry.ci.openshift.org",
 	}
 }
 
