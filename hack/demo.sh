@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # make demo: the main job against the bundled fixture images, served by a loopback registry.
-# Runs `lvms-rebase --ocp 4.17` twice on a copy of testdata/microshift; the second run must
-# report no changes.
+# Runs a plain `lvms-rebase` (no --ocp: the tree's release.base says 5.0; payloads from its
+# last_rebase.sh; LVMS 4.21, the newest published) twice on a copy of the generated 5.0
+# MicroShift-like tree; the second run must report no changes, then --check must pass.
+# TREE=testdata/microshift-trees/4.17 (or 4.22) runs another branch.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 BIN=${BIN:-_output/bin/lvms-rebase}
 REGISTRY=${REGISTRY:-_output/bin/dev-registry}
-OCP=${OCP:-4.17}
+TREE=${TREE:-testdata/microshift-trees/5.0}
 OUT=_output/demo
 CACHE=_output/demo-cache
 LOG=$(mktemp)
@@ -15,7 +17,7 @@ trap 'kill "${REG_PID:-0}" 2>/dev/null || true; rm -f "$LOG"' EXIT
 
 rm -rf "$OUT" "$CACHE"
 mkdir -p "$(dirname "$OUT")"
-cp -r testdata/microshift "$OUT"
+cp -r "$TREE" "$OUT"
 git -C "$OUT" init -q && git -C "$OUT" add -A && git -C "$OUT" -c user.name=demo -c user.email=demo@localhost commit -qm "MicroShift-like tree before the rebase"
 
 "$REGISTRY" --addr 127.0.0.1:0 >"$LOG" 2>&1 &
@@ -30,15 +32,16 @@ done
 echo "== fixture registry on $HOST"
 
 run() {
-  "$BIN" --ocp "$OCP" --microshift-dir "$OUT" \
+  "$BIN" --microshift-dir "$OUT" \
     --mirror "registry.redhat.io=$HOST/registry.redhat.io" \
     --mirror "quay.io=$HOST/quay.io" \
+    --mirror "registry.ci.openshift.org=$HOST/registry.ci.openshift.org" \
     --insecure-registry "$HOST" \
     --mirror "github.com=$HOST/github.com" \
     --cache-dir "$CACHE" "$@"
 }
 
-echo "== first run: lvms-rebase --ocp $OCP --microshift-dir $OUT"
+echo "== first run: lvms-rebase --microshift-dir $OUT (tree: $TREE)"
 run
 echo
 echo "== changes in $OUT (git status)"
@@ -50,5 +53,8 @@ if ! grep -q "no changes" <<<"$second"; then
   echo "demo: the second run changed the tree" >&2
   exit 1
 fi
+echo
+echo "== --check (no other flags: everything comes from the lock)"
+run --check
 echo
 echo "Result: $OUT (lock file: $OUT/scripts/auto-rebase/lvms-rebase.lock.yaml)"

@@ -261,7 +261,9 @@ func (r *runner) run(ctx context.Context) error {
 				return fmt.Errorf("payload %s: %w", p.Ref, err)
 			}
 			payloads[p.Arch] = pl
-			if res.PayloadVersion == "" {
+			// release.base comes from release-x86_64.json: its payload names the version
+			// (nightly pairs have a version string per arch; each is in the lock's payloads).
+			if res.PayloadVersion == "" || p.Arch == "x86_64" {
 				res.PayloadVersion = pl.Version()
 			}
 		}

@@ -67,7 +67,7 @@ func TestDevRegistryServesCheckoutFixtures(t *testing.T) {
 	if !strings.HasPrefix(host, "127.0.0.1:") {
 		t.Fatalf("ready host %q", host)
 	}
-	if want := "--mirror registry.redhat.io=" + host + "/registry.redhat.io --mirror quay.io=" + host + "/quay.io"; lines["mirror-flags"] != want {
+	if want := "--mirror registry.redhat.io=" + host + "/registry.redhat.io --mirror quay.io=" + host + "/quay.io --mirror registry.ci.openshift.org=" + host + "/registry.ci.openshift.org"; lines["mirror-flags"] != want {
 		t.Errorf("mirror-flags %q, want %q", lines["mirror-flags"], want)
 	}
 	repo, _ := name.NewRepository(host+"/"+fixtures.BundleRepo, name.Insecure)

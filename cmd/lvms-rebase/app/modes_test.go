@@ -31,7 +31,7 @@ func TestModes(t *testing.T) {
 	gitInit(t, dir)
 	before := treeHash(t, dir)
 
-	code, out, errOut := e.run(dir, "--ocp", "4.18", "--dry-run")
+	code, out, errOut := e.run(dir, "--ocp", "4.18", "--allow-base-mismatch", "--dry-run")
 	if code != 0 {
 		t.Fatalf("--dry-run: exit %d\n%s\n%s", code, out, errOut)
 	}
@@ -47,7 +47,7 @@ func TestModes(t *testing.T) {
 	}
 
 	// --diff exits 3 when it shows differences, like --check (and diff(1), kubectl diff).
-	code, out, _ = e.run(dir, "--ocp", "4.18", "--diff")
+	code, out, _ = e.run(dir, "--ocp", "4.18", "--allow-base-mismatch", "--diff")
 	if code != ExitDrift || !strings.Contains(out, "--- a/assets/release/release-x86_64.json") || !strings.Contains(out, "+    \"lvms_operator\": ") {
 		t.Fatalf("--diff: exit %d, output lacks the release JSON diff:\n%s", code, out)
 	}
@@ -55,7 +55,7 @@ func TestModes(t *testing.T) {
 		t.Fatal("--diff changed the tree")
 	}
 
-	code, out, errOut = e.run(dir, "--ocp", "4.18", "--dry-run", "-o", "json", "--log-format", "json")
+	code, out, errOut = e.run(dir, "--ocp", "4.18", "--allow-base-mismatch", "--dry-run", "-o", "json", "--log-format", "json")
 	phases := 0
 	for _, line := range strings.Split(strings.TrimSpace(errOut), "\n") {
 		var rec map[string]any
@@ -91,7 +91,7 @@ func TestModes(t *testing.T) {
 	}
 
 	body := filepath.Join(t.TempDir(), "pr.md")
-	code, out, errOut = e.run(dir, "--ocp", "4.18", "--commit", "--pr-body", body)
+	code, out, errOut = e.run(dir, "--ocp", "4.18", "--allow-base-mismatch", "--commit", "--pr-body", body)
 	if code != 0 {
 		t.Fatalf("--commit: exit %d\n%s\n%s", code, out, errOut)
 	}
@@ -117,7 +117,7 @@ func TestModes(t *testing.T) {
 	}
 
 	// On an up-to-date tree --diff shows nothing and exits 0.
-	code, out, errOut = e.run(dir, "--ocp", "4.18", "--diff")
+	code, out, errOut = e.run(dir, "--ocp", "4.18", "--allow-base-mismatch", "--diff")
 	if code != ExitOK || strings.Contains(out, "diff --git") || strings.Contains(errOut, "Error") {
 		t.Fatalf("--diff on an up-to-date tree: exit %d, want 0 and no diff\n%s\n%s", code, out, errOut)
 	}
@@ -142,14 +142,14 @@ func TestFailuresLeaveTreeUntouched(t *testing.T) {
 	}{
 		{"registry fault", func(t *testing.T, e *e2e, dir string) []string {
 			e.reg.Inject(testregistry.Fault{Method: "GET", Path: "/blobs/", Kind: testregistry.FaultStatus, Status: 500, Count: 1 << 20})
-			return []string{"--ocp", "4.18"}
+			return []string{"--ocp", "4.18", "--allow-base-mismatch"}
 		}, "500"},
 		{"bad bundle", func(t *testing.T, e *e2e, dir string) []string {
 			pushBundle(t, e.reg, "v4.18.9", map[string][]byte{
 				"manifests/lvms-operator.clusterserviceversion.yaml": []byte("apiVersion: operators.coreos.com/v1alpha1\nkind: ClusterServiceVersion\nspec: [unterminated\n"),
 				"metadata/annotations.yaml":                          []byte("annotations:\n  operators.operatorframework.io.bundle.package.v1: lvms-operator\n"),
 			})
-			return []string{"--ocp", "4.18"}
+			return []string{"--ocp", "4.18", "--allow-base-mismatch"}
 		}, "lvms-operator.clusterserviceversion.yaml"},
 		{"bad snapshot assets", func(t *testing.T, e *e2e, dir string) []string {
 			assets := t.TempDir()
@@ -157,16 +157,16 @@ func TestFailuresLeaveTreeUntouched(t *testing.T) {
 			os.MkdirAll(filepath.Join(assets, "manifests"), 0o755)
 			os.WriteFile(filepath.Join(assets, "assets", "csi_controller_deployment.yaml"), []byte("kind: [broken"), 0o644)
 			os.WriteFile(filepath.Join(assets, "manifests", "05_operand_rbac.yaml"), []byte("kind: ClusterRole\n"), 0o644)
-			return []string{"--ocp", "4.18", "--snapshot-assets", assets}
+			return []string{"--ocp", "4.18", "--allow-base-mismatch", "--snapshot-assets", assets}
 		}, "missing assets/volumesnapshotclasses.yaml"},
 		{"missing release JSON", func(t *testing.T, e *e2e, dir string) []string {
 			os.Remove(filepath.Join(dir, "assets/release/release-aarch64.json"))
-			return []string{"--ocp", "4.18"}
+			return []string{"--ocp", "4.18", "--allow-base-mismatch"}
 		}, "release-aarch64.json"},
 		{"unwritable component directory", func(t *testing.T, e *e2e, dir string) []string {
 			// A file where the snapshot component directory must be: the swap cannot create it.
 			os.WriteFile(filepath.Join(dir, "assets/components/csi-snapshot-controller"), []byte("in the way\n"), 0o644)
-			return []string{"--ocp", "4.18"}
+			return []string{"--ocp", "4.18", "--allow-base-mismatch"}
 		}, "csi-snapshot-controller"},
 	}
 	for _, tc := range cases {
@@ -192,10 +192,10 @@ func TestFailuresLeaveTreeUntouched(t *testing.T) {
 func TestUsageErrors(t *testing.T) {
 	for _, args := range [][]string{
 		{},
-		{"--ocp", "4.18", "--dry-run", "--check"},
-		{"--ocp", "4.18", "--diff", "--commit"},
-		{"--ocp", "4.18", "-o", "yaml"},
-		{"--ocp", "4.18", "--log-format", "xml"},
+		{"--ocp", "4.18", "--allow-base-mismatch", "--dry-run", "--check"},
+		{"--ocp", "4.18", "--allow-base-mismatch", "--diff", "--commit"},
+		{"--ocp", "4.18", "--allow-base-mismatch", "-o", "yaml"},
+		{"--ocp", "4.18", "--allow-base-mismatch", "--log-format", "xml"},
 		{"--no-such-flag"},
 		{"no-such-command"},
 	} {

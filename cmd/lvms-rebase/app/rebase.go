@@ -167,9 +167,9 @@ func printResult(w io.Writer, format string, res *rebase.Result) error {
 		b.WriteString("\n")
 	}
 	if r := res.Resolution; r != nil {
-		fmt.Fprintf(&b, "  bundle   %s@%s\n", r.Bundle.Ref, r.Bundle.Digest)
+		fmt.Fprintf(&b, "  bundle   %s\n", byDigest(r.Bundle.Ref, r.Bundle.Digest))
 		for _, p := range r.Payloads {
-			fmt.Fprintf(&b, "  payload  %s@%s (%s)\n", p.Ref, p.Digest, p.Arch)
+			fmt.Fprintf(&b, "  payload  %s (%s, %s)\n", byDigest(p.Ref, p.Digest), p.Arch, p.Version)
 		}
 	}
 	fmt.Fprintf(&b, "  payload version %s, bundle version %s, snapshot assets %s\n", res.PayloadVersion, res.BundleVersion, res.SnapshotCommit)
@@ -216,4 +216,12 @@ func printResult(w io.Writer, format string, res *rebase.Result) error {
 	fmt.Fprintf(&b, "took %s\n", total.Round(time.Millisecond))
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// byDigest appends @digest to ref unless ref already names it (pins from the lock do).
+func byDigest(ref, digest string) string {
+	if strings.HasSuffix(ref, "@"+digest) {
+		return ref
+	}
+	return ref + "@" + digest
 }
