@@ -189,6 +189,11 @@ func TestValidate(t *testing.T) {
 		{"file is the lock", func(l *Lock) { l.Files[0].Path = Path }, "its own checksum"},
 		{"file bad sum", func(l *Lock) { l.Files[0].SHA256 = "x" }, "64 hex digits"},
 		{"file twice", func(l *Lock) { l.Files[1].Path = l.Files[0].Path }, "path listed twice"},
+		{"lvms choice and payload rule", func(l *Lock) {
+			l.LVMS, l.PayloadRule, l.PayloadSource = &LVMS{Minor: "4.21", Rule: "newest-below", Reason: "r"}, "tree", "scripts/auto-rebase/last_rebase.sh"
+		}, ""},
+		{"bad lvms minor", func(l *Lock) { l.LVMS = &LVMS{Minor: "v4.21", Rule: "flag"} }, `lvms.minor: "v4.21"`},
+		{"bad payload rule", func(l *Lock) { l.PayloadRule = "latest" }, `payloadRule: "latest": expected one of tree, newest, pinned`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

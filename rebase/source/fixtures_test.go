@@ -28,6 +28,7 @@ func fixtureOptions(t *testing.T, reg *testregistry.Registry) Options {
 		Mirrors: []Mirror{
 			{Source: "registry.redhat.io", Mirror: reg.Host() + "/registry.redhat.io"},
 			{Source: "quay.io", Mirror: reg.Host() + "/quay.io"},
+			{Source: "registry.ci.openshift.org", Mirror: reg.Host() + "/registry.ci.openshift.org"},
 		},
 		CacheDir: t.TempDir(),
 		Retry:    RetryOptions{Attempts: 4, Backoff: time.Millisecond, MaxBackoff: 20 * time.Millisecond},
@@ -215,5 +216,54 @@ func TestFixtureNewestCommonZ(t *testing.T) {
 	}
 	if got := strings.Join(minors, ","); got != "4.14,4.15,4.16,4.17,4.18,4.20,4.21" {
 		t.Errorf("BundleMinors = %s", got)
+	}
+}
+
+// TestFixturePinnedSkew: pinned GA payloads of different z across arches are refused unless
+// AllowVersionSkew (then warned); a nightly pair, whose version strings always differ, is
+// accepted and both versions are kept.
+func TestFixturePinnedSkew(t *testing.T) {
+	reg := testregistry.NewForTest(t, testregistry.Options{})
+	const rel = "quay.io/openshift-release-dev/ocp-release:"
+	ga := map[string]string{"x86_64": rel + "4.22.2-x86_64", "aarch64": rel + "4.22.1-aarch64"}
+	nightly := map[string]string{
+		"x86_64":  "registry.ci.openshift.org/ocp/release:4.22.0-0.nightly-2026-07-20-101112",
+		"aarch64": "registry.ci.openshift.org/ocp-arm64/release-arm64:4.22.0-0.nightly-arm64-2026-07-21-030405",
+	}
+	for _, tc := range []struct {
+		name    string
+		pins    map[string]string
+		skew    bool
+		wantErr string
+		warn    bool
+	}{
+		{"GA skew refused", ga, false, "pinned GA payloads differ in version across arches: x86_64 4.22.2, aarch64 4.22.1", false},
+		{"GA skew allowed", ga, true, "", true},
+		{"nightly pair accepted", nightly, false, "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := fixtureOptions(t, reg)
+			o.ReleaseRefs, o.AllowVersionSkew = tc.pins, tc.skew
+			res, err := newSource(t, o).Resolve(ctx(t), "4.22", "4.21")
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), "--allow-version-skew") {
+					t.Fatalf("error %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (len(res.Warnings) > 0) != tc.warn || res.PayloadRule != "pinned" {
+				t.Errorf("warnings %q rule %q", res.Warnings, res.PayloadRule)
+			}
+			for _, p := range res.Payloads {
+				// The tag carries the version: X.Y.Z-<arch> for GA, the version itself for nightlies.
+				tag := tc.pins[p.Arch][strings.LastIndex(tc.pins[p.Arch], ":")+1:]
+				if p.Version != strings.TrimSuffix(tag, "-"+p.Arch) {
+					t.Errorf("%s: version %s, pinned %s", p.Arch, p.Version, tc.pins[p.Arch])
+				}
+			}
+		})
 	}
 }
