@@ -328,7 +328,7 @@ func TestSnapshotAssets(t *testing.T) {
 		t.Errorf("SnapshotAssetsURL = %s", reg.SnapshotAssetsURL())
 	}
 	flags := strings.Join(reg.MirrorFlags(), " ")
-	if want := "--mirror registry.redhat.io=" + reg.Host() + "/registry.redhat.io --mirror quay.io=" + reg.Host() + "/quay.io"; flags != want {
+	if want := "--mirror registry.redhat.io=" + reg.Host() + "/registry.redhat.io --mirror quay.io=" + reg.Host() + "/quay.io --mirror registry.ci.openshift.org=" + reg.Host() + "/registry.ci.openshift.org"; flags != want {
 		t.Errorf("MirrorFlags = %q, want %q", flags, want)
 	}
 }
