@@ -160,21 +160,8 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		return nil, err
 	}
 	r.result.old = old
-	if opts.Mode == ModeCheck {
-		if old == nil {
-			return nil, fmt.Errorf("--check: no lock file %s in %s; run a rebase first", lock.Path, root)
-		}
-		if err := pinFromLock(&r.opts, old); err != nil {
-			return nil, err
-		}
-		r.result.PayloadRule, r.result.PayloadSource = old.PayloadRule, old.PayloadSource
-	} else {
-		if r.opts.OCP, err = chooseOCP(r.opts.OCP, root, r.opts.AllowBaseMismatch); err != nil {
-			return nil, err
-		}
-		if r.result.PayloadRule, r.result.PayloadSource, err = choosePayloads(&r.opts); err != nil {
-			return nil, err
-		}
+	if err := r.prepare(old); err != nil {
+		return nil, err
 	}
 	if r.opts.SnapshotAssets == "" {
 		r.opts.SnapshotAssets = DefaultSnapshotAssets
@@ -196,6 +183,24 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		return r.result, err
 	}
 	return r.result, nil
+}
+
+// prepare settles the inputs before any network access: with --check the lock's pins;
+// otherwise the OpenShift minor (given or the tree's) and the payload rule.
+func (r *runner) prepare(old *lock.Lock) error {
+	if r.opts.Mode == ModeCheck {
+		if old == nil {
+			return fmt.Errorf("--check: no lock file %s in %s; run a rebase first", lock.Path, r.opts.MicroShiftDir)
+		}
+		r.result.PayloadRule, r.result.PayloadSource = old.PayloadRule, old.PayloadSource
+		return pinFromLock(&r.opts, old)
+	}
+	var err error
+	if r.opts.OCP, err = chooseOCP(r.opts.OCP, r.opts.MicroShiftDir, r.opts.AllowBaseMismatch); err != nil {
+		return err
+	}
+	r.result.PayloadRule, r.result.PayloadSource, err = choosePayloads(&r.opts)
+	return err
 }
 
 // phase runs f and records and logs its duration.

@@ -155,23 +155,7 @@ func printResult(w io.Writer, format string, res *rebase.Result) error {
 		return enc.Encode(res)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "OpenShift %s (eras %s, %s)\n", res.OCP, res.Era, res.OCPEra)
-	if c := res.LVMS; c != nil {
-		fmt.Fprintf(&b, "  lvms     %s (%s: %s)\n", c.Minor, c.Rule, c.Reason)
-	}
-	if res.PayloadRule != "" {
-		fmt.Fprintf(&b, "  payloads by rule %s", res.PayloadRule)
-		if res.PayloadSource != "" {
-			fmt.Fprintf(&b, " (%s)", res.PayloadSource)
-		}
-		b.WriteString("\n")
-	}
-	if r := res.Resolution; r != nil {
-		fmt.Fprintf(&b, "  bundle   %s\n", byDigest(r.Bundle.Ref, r.Bundle.Digest))
-		for _, p := range r.Payloads {
-			fmt.Fprintf(&b, "  payload  %s (%s, %s)\n", byDigest(p.Ref, p.Digest), p.Arch, p.Version)
-		}
-	}
+	writeInputs(&b, res)
 	fmt.Fprintf(&b, "  payload version %s, bundle version %s, snapshot assets %s\n", res.PayloadVersion, res.BundleVersion, res.SnapshotCommit)
 	for _, e := range res.Excluded {
 		fmt.Fprintf(&b, "  not shipped: %s %s (%s): %s\n", e.Kind, e.Name, e.File, e.Reason)
@@ -224,4 +208,26 @@ func byDigest(ref, digest string) string {
 		return ref
 	}
 	return ref + "@" + digest
+}
+
+// writeInputs prints what the run was based on: OpenShift minor and eras, the LVMS minor and
+// why, the payload rule, and the resolved references.
+func writeInputs(b *strings.Builder, res *rebase.Result) {
+	fmt.Fprintf(b, "OpenShift %s (eras %s, %s)\n", res.OCP, res.Era, res.OCPEra)
+	if c := res.LVMS; c != nil {
+		fmt.Fprintf(b, "  lvms     %s (%s: %s)\n", c.Minor, c.Rule, c.Reason)
+	}
+	if res.PayloadRule != "" {
+		fmt.Fprintf(b, "  payloads by rule %s", res.PayloadRule)
+		if res.PayloadSource != "" {
+			fmt.Fprintf(b, " (%s)", res.PayloadSource)
+		}
+		b.WriteString("\n")
+	}
+	if r := res.Resolution; r != nil {
+		fmt.Fprintf(b, "  bundle   %s\n", byDigest(r.Bundle.Ref, r.Bundle.Digest))
+		for _, p := range r.Payloads {
+			fmt.Fprintf(b, "  payload  %s (%s, %s)\n", byDigest(p.Ref, p.Digest), p.Arch, p.Version)
+		}
+	}
 }
