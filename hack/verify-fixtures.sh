@@ -7,7 +7,7 @@ tmp="$(mktemp -d)"
 trap 'rm -rf "${tmp}"' EXIT
 go run ./hack/genfixtures -out "${tmp}"
 status=0
-for d in images snapshot-assets microshift-trees; do
+for d in images snapshot-assets microshift-trees microshift/scripts; do
   if ! diff -r -q "testdata/${d}" "${tmp}/${d}"; then
     status=1
   fi

@@ -7,17 +7,23 @@ import (
 	"strings"
 
 	"github.com/lvms-rebase/lvms-rebase/rebase/lock"
+	"github.com/lvms-rebase/lvms-rebase/rebase/recipe"
 )
 
 // commitPhases are the commits --commit makes, in order, with the legacy scripts' messages
 // so that history reads the same (domain.md §6.5); a phase with nothing staged is skipped.
 var commitPhases = []struct {
 	message string
-	paths   func(managed []string) []string
+	paths   func(root string, managed []string) []string
 }{
-	{"update lvms-rebase.lock.yaml", func([]string) []string { return []string{lock.Path} }},
-	{"update LVMS images", func([]string) []string { return []string{"assets/release"} }},
-	{"update LVMS manifests", func(managed []string) []string { return managed }},
+	{"update lvms-rebase.lock.yaml", func(string, []string) []string { return []string{lock.Path} }},
+	{"update last_rebase_lvms.sh", func(string, []string) []string { return []string{recipe.RecordPath} }},
+	{"update LVMS images", func(string, []string) []string { return []string{"assets/release"} }},
+	// The recipes ride with the manifests: they list exactly the files of that commit, so
+	// presubmit.py passes on every commit of the series.
+	{"update LVMS manifests", func(root string, managed []string) []string {
+		return append(append([]string{}, managed...), recipe.Existing(root)...)
+	}},
 }
 
 // gitCommitPhases stages what the rebase wrote (legacy defect 1: the images commit was never
@@ -25,7 +31,7 @@ var commitPhases = []struct {
 func gitCommitPhases(root string, managed []string) ([]string, error) {
 	var made []string
 	for _, ph := range commitPhases {
-		paths := ph.paths(managed)
+		paths := ph.paths(root, managed)
 		args := append([]string{"add", "-A", "--"}, paths...)
 		if _, err := git(root, args...); err != nil {
 			return made, err

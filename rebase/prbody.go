@@ -11,6 +11,8 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/lvms-rebase/lvms-rebase/rebase/bundle"
+	"github.com/lvms-rebase/lvms-rebase/rebase/recipe"
 	"github.com/lvms-rebase/lvms-rebase/rebase/tree"
 )
 
@@ -20,6 +22,10 @@ type prInput struct {
 	oldPayload, newPayload string
 	plan                   *tree.Plan
 	before, after          map[string][]byte // changed and removed paths only
+	undeclared             []bundle.Image
+	excluded               []bundle.Excluded
+	recipes                []recipe.Change
+	semantic, formatting   []string
 }
 
 // snapshotBefore reads the current bytes of every path the plan changes or removes, so the
@@ -105,7 +111,15 @@ func prBody(in prInput) string {
 	}
 	section(&b, "RBAC rules", rbac, "No RBAC rule changes.")
 	section(&b, "CRDs", crds, "No CRD changes.")
+	bundleEvolution(&b, in)
 
+	section(&b, "Files", fileLines(in), "No files changed.")
+	return b.String()
+}
+
+// fileLines lists the files added, changed and removed, after a count of the changes of
+// meaning apart from those of formatting only.
+func fileLines(in prInput) []string {
 	var files []string
 	for _, p := range in.plan.Add {
 		files = append(files, "- added `"+p+"`")
@@ -116,8 +130,34 @@ func prBody(in prInput) string {
 	for _, p := range in.plan.Remove {
 		files = append(files, "- removed `"+p+"`")
 	}
-	section(&b, "Files", files, "No files changed.")
-	return b.String()
+	if len(files) > 0 {
+		files = append([]string{fmt.Sprintf("%d changed in meaning, %d only in formatting.\n", len(in.semantic), len(in.formatting))}, files...)
+	}
+	return files
+}
+
+// bundleEvolution lists what the bundle brought that MicroShift has not decided on yet:
+// images the era does not declare, objects not shipped, and recipe entries changed.
+func bundleEvolution(b *strings.Builder, in prInput) {
+	var imgs, objs, recs []string
+	for _, img := range in.undeclared {
+		imgs = append(imgs, fmt.Sprintf("- `%s` (`%s`) → release key `%s`, templated as `{{ .ReleaseImage.%s }}`; not declared in the era table: review and declare it",
+			img.Name, img.Ref, img.Key, img.Key))
+	}
+	for _, e := range in.excluded {
+		objs = append(objs, fmt.Sprintf("- %s `%s` (%s): %s", e.Kind, e.Name, e.File, e.Reason))
+	}
+	for _, c := range in.recipes {
+		for _, f := range c.Added {
+			recs = append(recs, fmt.Sprintf("- `%s`: listed `assets/%s/%s`", c.Recipe, c.Dir, f))
+		}
+		for _, f := range c.Dropped {
+			recs = append(recs, fmt.Sprintf("- `%s`: dropped `assets/%s/%s`", c.Recipe, c.Dir, f))
+		}
+	}
+	section(b, "New bundle images", imgs, "No new bundle images.")
+	section(b, "Bundle objects not shipped", objs, "Every bundle object is shipped.")
+	section(b, "Asset recipes", recs, "No recipe changes.")
 }
 
 func section(b *strings.Builder, title string, lines []string, empty string) {

@@ -26,7 +26,7 @@ import (
 	"github.com/lvms-rebase/lvms-rebase/rebase/era"
 	"github.com/lvms-rebase/lvms-rebase/rebase/lock"
 	"github.com/lvms-rebase/lvms-rebase/rebase/payload"
-	"github.com/lvms-rebase/lvms-rebase/rebase/render"
+	"github.com/lvms-rebase/lvms-rebase/rebase/recipe"
 	"github.com/lvms-rebase/lvms-rebase/rebase/snapshot"
 	"github.com/lvms-rebase/lvms-rebase/rebase/source"
 	"github.com/lvms-rebase/lvms-rebase/rebase/tree"
@@ -102,13 +102,22 @@ type Result struct {
 	Images         map[string]map[string]string `json:"images"` // arch -> key -> ref
 	ReleaseChanges map[string]*release.Change   `json:"releaseChanges,omitempty"`
 	Plan           *tree.Plan                   `json:"plan"`
-	Diff           string                       `json:"diff,omitempty"`
-	Excluded       []bundle.Excluded            `json:"excluded,omitempty"`
-	Warnings       []string                     `json:"warnings,omitempty"`
-	Phases         []Phase                      `json:"phases"`
-	Fetched        []source.FetchStats          `json:"fetched"` // bytes pulled per image (bundle, payloads)
-	Commits        []string                     `json:"commits,omitempty"`
-	Drift          bool                         `json:"drift"`
+	// Semantic are the changed files whose content changed in meaning; Formatting those
+	// that changed only in formatting (both subsets of Plan.Change).
+	Semantic   []string          `json:"semanticChanges,omitempty"`
+	Formatting []string          `json:"formattingChanges,omitempty"`
+	Diff       string            `json:"diff,omitempty"`
+	Excluded   []bundle.Excluded `json:"excluded,omitempty"`
+	// RecipeChanges are the entries added to and dropped from MicroShift's asset recipes.
+	RecipeChanges []recipe.Change `json:"recipeChanges,omitempty"`
+	// UndeclaredImages are relatedImages the era table does not name, written under derived
+	// keys (era.DerivedKey); each also has a warning.
+	UndeclaredImages []bundle.Image      `json:"undeclaredImages,omitempty"`
+	Warnings         []string            `json:"warnings,omitempty"`
+	Phases           []Phase             `json:"phases"`
+	Fetched          []source.FetchStats `json:"fetched"` // bytes pulled per image (bundle, payloads)
+	Commits          []string            `json:"commits,omitempty"`
+	Drift            bool                `json:"drift"`
 
 	old *lock.Lock // the lock found in the tree before the run, for the PR body
 }
@@ -308,6 +317,11 @@ func (r *runner) run(ctx context.Context) error {
 		}
 		res.Excluded = tr.Excluded
 		res.Warnings = append(res.Warnings, tr.Warnings...)
+		for _, img := range tr.Images {
+			if img.Undeclared {
+				res.UndeclaredImages = append(res.UndeclaredImages, img)
+			}
+		}
 		return nil
 	}); err != nil {
 		return err
@@ -376,7 +390,7 @@ func (r *runner) run(ctx context.Context) error {
 			if err != nil {
 				return fmt.Errorf("reading %s: expected MicroShift's release JSON for %s: %w", rel, a, err)
 			}
-			merged, change, err := release.Merge(data, r.era, archImages[a])
+			merged, change, err := release.MergeWith(data, r.era, archImages[a], r.mergeOptions(tr))
 			if err != nil {
 				return fmt.Errorf("%s: %w", rel, err)
 			}
@@ -389,32 +403,48 @@ func (r *runner) run(ctx context.Context) error {
 	}
 
 	if err := r.phase("render", func() error {
-		out, err := render.Render(render.Input{
-			Era:       r.era,
-			Kustomize: r.opts.Kustomize,
-			LVMS:      tr.Objects,
-			Snapshot:  snapshotObjects(snap),
-		})
-		if err != nil {
-			return err
-		}
-		for _, f := range out.Files {
-			outputFiles[f.Path] = f.Data
-		}
-		managed = out.ManagedDirs
-		return nil
+		var err error
+		managed, err = r.render(tr, snap, assets, outputFiles)
+		return err
 	}); err != nil {
 		return err
 	}
 
+	recipes, err := r.records(outputFiles)
+	if err != nil {
+		return err
+	}
 	lk := r.buildLock(outputFiles, assets)
 	data, err := lk.Marshal()
 	if err != nil {
 		return fmt.Errorf("encoding the lock file: %w", err)
 	}
 	outputFiles[lock.Path] = data
+	// The recipes are MicroShift's files that other rebases edit too: written, not locked.
+	for p, d := range recipes {
+		outputFiles[p] = d
+	}
 
 	return r.phase("write", func() error { return r.finish(outputFiles, managed) })
+}
+
+// mergeOptions adds the bundle's undeclared images to the release keys, and retires bundle
+// keys the previous run wrote (per its lock) that this bundle no longer has.
+func (r *runner) mergeOptions(tr *bundle.Result) release.MergeOptions {
+	var o release.MergeOptions
+	for _, img := range tr.Images {
+		if img.Undeclared {
+			o.Extra = append(o.Extra, img.Key)
+		}
+	}
+	if old := r.result.old; old != nil {
+		for _, li := range old.Images {
+			if li.From == "bundle" {
+				o.Retired = append(o.Retired, li.Key)
+			}
+		}
+	}
+	return o
 }
 
 func (r *runner) finish(files map[string][]byte, managed []string) error {
@@ -448,6 +478,9 @@ func (r *runner) finish(files map[string][]byte, managed []string) error {
 			return err
 		}
 		res.Plan = plan
+		if res.Semantic, res.Formatting, err = classify(root, plan, files); err != nil {
+			return err
+		}
 		var before map[string][]byte
 		if r.opts.PRBody != "" {
 			if before, err = snapshotBefore(root, plan); err != nil {
@@ -487,8 +520,11 @@ func (r *runner) writePRBody(plan *tree.Plan, before, files map[string][]byte) e
 	for _, p := range append(append([]string{}, plan.Add...), plan.Change...) {
 		after[p] = files[p]
 	}
+	res := r.result
 	in := prInput{plan: plan, before: before, after: after,
-		newVersion: r.result.BundleVersion, newPayload: r.result.PayloadVersion}
+		newVersion: res.BundleVersion, newPayload: res.PayloadVersion,
+		undeclared: res.UndeclaredImages, excluded: res.Excluded, recipes: res.RecipeChanges,
+		semantic: res.Semantic, formatting: res.Formatting}
 	if old := r.result.old; old != nil {
 		in.oldVersion, in.oldPayload = old.Bundle.Version, old.PayloadVersion
 	}

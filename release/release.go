@@ -147,11 +147,25 @@ func readObject(data []byte, what string) ([]member, error) {
 // trailing newline, MicroShift's layout; a file already in that layout changes only where
 // keys changed.
 func Merge(data []byte, e era.Era, images map[string]string) ([]byte, *Change, error) {
+	return MergeWith(data, e, images, MergeOptions{})
+}
+
+// MergeOptions widen Merge to bundle images the era table does not declare.
+type MergeOptions struct {
+	// Extra are release keys written besides the era's, in this order (relatedImages the era
+	// does not know, under keys derived by era.DerivedKey).
+	Extra []string
+	// Retired are keys an earlier run wrote that are storage keys too: removed unless wanted.
+	Retired []string
+}
+
+// MergeWith is Merge with extra wanted keys and extra storage keys to retire.
+func MergeWith(data []byte, e era.Era, images map[string]string, opts MergeOptions) ([]byte, *Change, error) {
 	f, err := Read(data)
 	if err != nil {
 		return nil, nil, err
 	}
-	want := e.ReleaseKeys()
+	want := append(e.ReleaseKeys(), opts.Extra...)
 	wanted := map[string]bool{}
 	var missing []string
 	for _, k := range want {
@@ -174,7 +188,7 @@ func Merge(data []byte, e era.Era, images map[string]string) ([]byte, *Change, e
 		return nil, nil, fmt.Errorf("era %s: image key(s) %s are not release keys of the era (%s)", e.Name, strings.Join(extra, ", "), strings.Join(want, ", "))
 	}
 	storage := map[string]bool{}
-	for _, k := range era.StorageKeys {
+	for _, k := range append(append([]string{}, era.StorageKeys...), opts.Retired...) {
 		storage[k] = true
 	}
 

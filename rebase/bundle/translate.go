@@ -53,6 +53,9 @@ type Image struct {
 	// Ref is the relatedImages reference: a manifest-list digest reference; per-arch child
 	// digests are resolved by the image source.
 	Ref string `json:"ref"`
+	// Undeclared is true for a relatedImage the era table does not name: its key comes from
+	// era.DerivedKey and the run warns about it.
+	Undeclared bool `json:"undeclared,omitempty"`
 }
 
 // Excluded is a bundle or CSV-derived object the era does not ship.
@@ -72,7 +75,8 @@ type Result struct {
 	// Objects in a fixed kind order (CRDs, ServiceAccounts, RBAC, ConfigMaps, Services,
 	// Deployments, webhook configurations), then by namespace and name.
 	Objects []*unstructured.Unstructured
-	// Images in the era's BundleImages order.
+	// Images: the era's BundleImages in their order, then every other relatedImage in CSV
+	// order (Undeclared).
 	Images []Image
 	// Excluded objects, in input order.
 	Excluded []Excluded
@@ -196,24 +200,61 @@ func (t *translator) namespace() error {
 
 func (t *translator) images() error {
 	related := map[string]string{}
+	var order []string
 	for i, ri := range t.b.CSV.Spec.RelatedImages {
 		if prev, ok := related[ri.Name]; ok && prev != ri.Image {
 			return fmt.Errorf("%s: spec.relatedImages[%d]: name %q appears twice with different images (%s, %s)", t.where(), i, ri.Name, prev, ri.Image)
+		} else if !ok {
+			order = append(order, ri.Name)
 		}
 		related[ri.Name] = ri.Image
 	}
 	var missing []string
+	declared := map[string]bool{}
 	for _, k := range t.e.BundleImages {
+		declared[k.Name] = true
 		ref, ok := related[k.Name]
 		if !ok || ref == "" {
 			missing = append(missing, k.Name)
 			continue
 		}
-		t.res.Images = append(t.res.Images, Image{Name: k.Name, Key: k.Key, Ref: ref})
-		t.placeholders[ref] = fmt.Sprintf("{{ .ReleaseImage.%s }}", era.TemplateKey(k.Key))
+		t.addImage(Image{Name: k.Name, Key: k.Key, Ref: ref})
 	}
 	if len(missing) > 0 {
 		return fmt.Errorf("%s: spec.relatedImages lacks %s required by era %s", t.where(), strings.Join(missing, ", "), t.e.Name)
+	}
+	for _, name := range order {
+		if declared[name] || related[name] == "" {
+			continue
+		}
+		img := Image{Name: name, Key: era.DerivedKey(name), Ref: related[name], Undeclared: true}
+		t.warnf("%s: relatedImage %s (%s) is not declared by era %s; writing it to the release JSONs as %q (key rule: name with '-' replaced by '_'); declare it in rebase/era once MicroShift ships it",
+			t.b.CSVFile, name, img.Ref, t.e.Name, img.Key)
+		t.addImage(img)
+	}
+	return t.checkKeys()
+}
+
+func (t *translator) addImage(img Image) {
+	t.res.Images = append(t.res.Images, img)
+	if _, dup := t.placeholders[img.Ref]; !dup {
+		t.placeholders[img.Ref] = fmt.Sprintf("{{ .ReleaseImage.%s }}", era.TemplateKey(img.Key))
+	}
+}
+
+// checkKeys rejects two images whose template names collide (MicroShift turns '-' into '_'
+// when it loads the release JSON, so "a-b" and "a_b" would overwrite each other).
+func (t *translator) checkKeys() error {
+	seen := map[string]string{}
+	for _, k := range t.e.PayloadImages {
+		seen[era.TemplateKey(k.Key)] = "payload image " + k.Name
+	}
+	for _, img := range t.res.Images {
+		tk := era.TemplateKey(img.Key)
+		if prev, ok := seen[tk]; ok {
+			return fmt.Errorf("%s: relatedImage %s: release key %q collides with %s", t.where(), img.Name, img.Key, prev)
+		}
+		seen[tk] = "relatedImage " + img.Name
 	}
 	return nil
 }
@@ -310,15 +351,8 @@ func (t *translator) deployments() error {
 			continue
 		}
 		spec := d.Spec.DeepCopy()
-		for _, cs := range [][]corev1.Container{spec.Template.Spec.InitContainers, spec.Template.Spec.Containers} {
-			for j := range cs {
-				if p, ok := t.placeholders[cs[j].Image]; ok {
-					cs[j].Image = p
-				} else {
-					t.warnf("%s: spec.install.spec.deployments[%d] (%s) container %s image %s is not an era image; kept as is",
-						t.b.CSVFile, i, d.Name, cs[j].Name, cs[j].Image)
-				}
-			}
+		if err := t.templateImages(fmt.Sprintf("spec.install.spec.deployments[%d] (%s)", i, d.Name), &spec.Template.Spec); err != nil {
+			return err
 		}
 		meta := map[string]interface{}{"name": d.Name, "namespace": t.ns}
 		if len(d.Label) > 0 {
@@ -337,6 +371,36 @@ func (t *translator) deployments() error {
 			"metadata": meta,
 			"spec":     specMap,
 		})
+	}
+	return nil
+}
+
+// templateImages replaces every container image and every image-valued env var (name ending
+// in _IMAGE) with its release-JSON placeholder: a literal digest in an asset would bypass the
+// per-arch digests and the image lists built from the release JSONs.
+func (t *translator) templateImages(where string, pod *corev1.PodSpec) error {
+	for _, cs := range [][]corev1.Container{pod.InitContainers, pod.Containers} {
+		for j := range cs {
+			c := &cs[j]
+			p, ok := t.placeholders[c.Image]
+			if !ok {
+				return fmt.Errorf("%s: %s container %s: image %s is not in spec.relatedImages; expected every container image to be a relatedImage so that it can be templated",
+					t.b.CSVFile, where, c.Name, c.Image)
+			}
+			c.Image = p
+			for k := range c.Env {
+				ev := &c.Env[k]
+				if !strings.HasSuffix(ev.Name, "_IMAGE") || ev.Value == "" {
+					continue
+				}
+				p, ok := t.placeholders[ev.Value]
+				if !ok {
+					return fmt.Errorf("%s: %s container %s: env %s=%s is not in spec.relatedImages; expected every *_IMAGE value to be a relatedImage so that it can be templated",
+						t.b.CSVFile, where, c.Name, ev.Name, ev.Value)
+				}
+				ev.Value = p
+			}
+		}
 	}
 	return nil
 }
@@ -481,8 +545,12 @@ func (t *translator) bundleObjects() error {
 		kind, name := o.Object.GetKind(), o.Object.GetName()
 		shippable, known := bundleKinds[kind]
 		if !known {
-			return fmt.Errorf("bundle %s: %s: kind %s (%s) is not handled; declare it in bundleKinds and the era include list",
-				t.b.CSV.Name, o.File, kind, name)
+			// A kind MicroShift has never shipped (e.g. a NetworkPolicy): reported, not fatal;
+			// shipping it is a decision (bundleKinds and the era include list).
+			t.res.Excluded = append(t.res.Excluded, Excluded{File: o.File, Kind: kind, Name: name,
+				Reason: fmt.Sprintf("kind %s is not shipped by MicroShift (not in era %s include list)", kind, t.e.Name)})
+			t.warnf("%s: bundle carries %s %s, a kind no era ships; left out", o.File, kind, name)
+			continue
 		}
 		if !t.e.IncludesBundleObject(kind, name) {
 			t.res.Excluded = append(t.res.Excluded, Excluded{File: o.File, Kind: kind, Name: name,

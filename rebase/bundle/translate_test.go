@@ -9,7 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/operator-framework/api/pkg/operators/v1alpha1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
@@ -189,7 +191,8 @@ func TestTranslateSemantics(t *testing.T) {
 				t.Errorf("image %s ref %q is not a digest ref", i.Key, i.Ref)
 			}
 		}
-		if got := strings.Join(keys, ","); got != "topolvm_csi,topolvm_csi_registrar,topolvm_csi_livenessprobe,topolvm_csi_resizer,topolvm_csi_provisioner" {
+		// Declared keys first, then every other relatedImage under its derived key.
+		if got := strings.Join(keys, ","); got != "topolvm_csi,topolvm_csi_registrar,topolvm_csi_livenessprobe,topolvm_csi_resizer,topolvm_csi_provisioner,lvms_operator,lvms_must_gather,rbac_proxy,topolvm_csi_snapshotter" {
 			t.Errorf("image keys %s", got)
 		}
 		if v, _, _ := unstructured.NestedString(find(r, "ConfigMap", "lvms-version").Object, "data", "version"); v != "v4.14.14" {
@@ -341,15 +344,24 @@ func TestTranslateErrors(t *testing.T) {
 				b.CSV.Spec.RelatedImages = append(b.CSV.Spec.RelatedImages, ri)
 			},
 			want: []string{csvFile, `spec.relatedImages[2]: name "lvms-operator" appears twice`}},
-		{name: "unknown kind", bundle: "v4.18.4", era: "lvms-4.18",
+		{name: "container image not a relatedImage", bundle: "v4.18.4", era: "lvms-4.18",
 			edit: func(b *Bundle) {
-				o := &unstructured.Unstructured{}
-				o.SetAPIVersion("policy/v1")
-				o.SetKind("PodDisruptionBudget")
-				o.SetName("lvms")
-				b.Objects = append(b.Objects, Object{File: "manifests/lvms_policy_v1_pdb.yaml", Object: o})
+				b.CSV.Spec.InstallStrategy.StrategySpec.DeploymentSpecs[0].Spec.Template.Spec.Containers[0].Image = "quay.io/x/y@sha256:0"
 			},
-			want: []string{"manifests/lvms_policy_v1_pdb.yaml", "kind PodDisruptionBudget (lvms) is not handled"}},
+			want: []string{csvFile, "container manager: image quay.io/x/y@sha256:0 is not in spec.relatedImages"}},
+		{name: "image env var not a relatedImage", bundle: "v4.18.4", era: "lvms-4.18",
+			edit: func(b *Bundle) {
+				c := &b.CSV.Spec.InstallStrategy.StrategySpec.DeploymentSpecs[0].Spec.Template.Spec.Containers[0]
+				c.Env = append(c.Env, corev1.EnvVar{Name: "SIDECAR_IMAGE", Value: "quay.io/x/y@sha256:0"})
+			},
+			want: []string{csvFile, "env SIDECAR_IMAGE=quay.io/x/y@sha256:0 is not in spec.relatedImages"}},
+		{name: "derived key collides", bundle: "v4.18.4", era: "lvms-4.18",
+			edit: func(b *Bundle) {
+				ri := b.CSV.Spec.RelatedImages[0]
+				ri.Name = "lvms_operator"
+				b.CSV.Spec.RelatedImages = append(b.CSV.Spec.RelatedImages, ri)
+			},
+			want: []string{csvFile, `relatedImage lvms_operator: release key "lvms_operator" collides with relatedImage lvms-operator`}},
 		{name: "bundle object collides with CSV RBAC", bundle: "v4.18.4", era: "lvms-4.18",
 			edit: func(b *Bundle) {
 				o := &unstructured.Unstructured{}
@@ -411,11 +423,105 @@ func FuzzTranslateCSV(f *testing.F) {
 				continue
 			}
 			checkInvariants(t, r)
-			if len(r.Images) != len(e.BundleImages) {
-				t.Fatalf("era %s: %d images, want %d", e.Name, len(r.Images), len(e.BundleImages))
+			if len(r.Images) < len(e.BundleImages) {
+				t.Fatalf("era %s: %d images, want at least %d", e.Name, len(r.Images), len(e.BundleImages))
+			}
+			for i, img := range r.Images {
+				if img.Undeclared != (i >= len(e.BundleImages)) {
+					t.Fatalf("era %s: image %d (%s) undeclared=%v", e.Name, i, img.Name, img.Undeclared)
+				}
 			}
 		}
 	})
 }
 
 type admissionMatchPolicy = admissionregistrationv1.MatchPolicyType
+
+// TestTranslateEvolution feeds a bundle that grew the way the Subprovisioner enhancement would
+// make it grow: a new relatedImage, a second Deployment using it, an image env var, a new
+// CRD field and a NetworkPolicy. Nothing may be dropped silently.
+func TestTranslateEvolution(t *testing.T) {
+	b, err := Load(filepath.Join("testdata", "bundles", "v4.18.4"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const newRef = "registry.redhat.io/lvms4/subprovisioner-csi-rhel9@sha256:1111111111111111111111111111111111111111111111111111111111111111"
+	b.CSV.Spec.RelatedImages = append(b.CSV.Spec.RelatedImages, v1alpha1.RelatedImage{Name: "subprovisioner-csi", Image: newRef})
+	spec := &b.CSV.Spec.InstallStrategy.StrategySpec
+	op := spec.DeploymentSpecs[0]
+	second := *op.DeepCopy()
+	second.Name = "subprovisioner-controller"
+	second.Spec.Template.Spec.Containers[0].Image = newRef
+	op.Spec.Template.Spec.Containers[0].Env = append(op.Spec.Template.Spec.Containers[0].Env,
+		corev1.EnvVar{Name: "SUBPROVISIONER_CSI_IMAGE", Value: newRef})
+	spec.DeploymentSpecs = []v1alpha1.StrategyDeploymentSpec{op, second}
+	np := &unstructured.Unstructured{}
+	np.SetAPIVersion("networking.k8s.io/v1")
+	np.SetKind("NetworkPolicy")
+	np.SetName("lvms-operator-allow")
+	b.Objects = append(b.Objects, Object{File: "manifests/lvms-operator-allow_networking.k8s.io_v1_networkpolicy.yaml", Object: np})
+	for _, o := range b.Objects {
+		if o.Object.GetName() == "lvmclusters.lvm.topolvm.io" {
+			if err := unstructured.SetNestedField(o.Object.Object, map[string]interface{}{"type": "string"},
+				"spec", "versions", "0", "schema"); err == nil {
+				t.Fatal("unexpected: versions is a list")
+			}
+			vs, _, _ := unstructured.NestedSlice(o.Object.Object, "spec", "versions")
+			v0 := vs[0].(map[string]interface{})
+			_ = unstructured.SetNestedField(v0, map[string]interface{}{"type": "string", "enum": []interface{}{"shared", "exclusive"}},
+				"schema", "openAPIV3Schema", "properties", "spec", "properties", "deviceAccessPolicy")
+			_ = unstructured.SetNestedSlice(o.Object.Object, vs, "spec", "versions")
+		}
+	}
+
+	r, err := Translate(b, eraNamed(t, "lvms-4.18"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var img *Image
+	for i := range r.Images {
+		if r.Images[i].Name == "subprovisioner-csi" {
+			img = &r.Images[i]
+		}
+	}
+	if img == nil || img.Key != "subprovisioner_csi" || !img.Undeclared || img.Ref != newRef {
+		t.Fatalf("new relatedImage: got %+v in %+v", img, r.Images)
+	}
+	if !containsAll(strings.Join(r.Warnings, "\n"), "relatedImage subprovisioner-csi", `"subprovisioner_csi"`, "NetworkPolicy lvms-operator-allow") {
+		t.Errorf("warnings do not name the new image and the NetworkPolicy:\n%s", strings.Join(r.Warnings, "\n"))
+	}
+	excluded := false
+	for _, e := range r.Excluded {
+		excluded = excluded || (e.Kind == "NetworkPolicy" && e.Name == "lvms-operator-allow")
+	}
+	if !excluded {
+		t.Errorf("NetworkPolicy not reported as excluded: %+v", r.Excluded)
+	}
+	objs, err := yaml.Marshal(objectsOf(r))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := string(objs)
+	for _, want := range []string{
+		"image: '{{ .ReleaseImage.subprovisioner_csi }}'",
+		"value: '{{ .ReleaseImage.subprovisioner_csi }}'",
+		"name: subprovisioner-controller",
+		"deviceAccessPolicy:",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+	if strings.Contains(out, "sha256:1111") {
+		t.Errorf("a literal digest of the new image reached an object:\n%s", out)
+	}
+}
+
+func containsAll(s string, subs ...string) bool {
+	for _, x := range subs {
+		if !strings.Contains(s, x) {
+			return false
+		}
+	}
+	return true
+}

@@ -115,3 +115,11 @@ func TemplateKey(key string) string {
 	}
 	return string(out)
 }
+
+// DerivedKey is the release-JSON key of a bundle relatedImage no era declares: its name with
+// '-' replaced by '_' — the rule MicroShift's rebase_lvms.sh applies to every name it takes
+// (lvms-operator → lvms_operator), so a key declared later for the same image is the same.
+// Such an image is still written and templated, with a warning asking to declare it.
+func DerivedKey(relatedImageName string) string {
+	return TemplateKey(relatedImageName)
+}

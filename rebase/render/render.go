@@ -55,9 +55,23 @@ type Input struct {
 	LVMS []*unstructured.Unstructured
 	// Snapshot are the objects generated from the snapshot-controller assets.
 	Snapshot []*unstructured.Unstructured
+	// Aggregates are multi-document files shipped besides the one-object files of their
+	// members (MicroShift's csi-snapshot-controller/05_operand_rbac.yaml).
+	Aggregates []Aggregate
 	// StagingDir is where the staging tree is laid out; it must be absent or empty and is
 	// kept afterwards. "" uses a temporary directory that is removed.
 	StagingDir string
+}
+
+// Aggregate is a multi-document asset file made of rendered objects, in this order.
+type Aggregate struct {
+	Path    string   // relative to the MicroShift root, slash-separated
+	Members []ObjRef // rendered objects, by kind and name
+}
+
+// ObjRef names a rendered object.
+type ObjRef struct {
+	Kind, Name string
 }
 
 // File is one rendered asset file.
@@ -136,6 +150,9 @@ func Render(in Input) (*Output, error) {
 		if err := checkNamespaces(files, c.namespaces); err != nil {
 			return nil, fmt.Errorf("render era %s, overlay %s: %w", in.Era.Name, c.overlay, err)
 		}
+		if err := checkTemplatedImages(files); err != nil {
+			return nil, fmt.Errorf("render era %s, overlay %s: %w", in.Era.Name, c.overlay, err)
+		}
 		if c.dir == SnapshotDir && !in.Era.SnapshotWebhook {
 			for _, f := range files {
 				if f.Kind == "ValidatingWebhookConfiguration" {
@@ -145,8 +162,39 @@ func Render(in Input) (*Output, error) {
 		}
 		out.Files = append(out.Files, files...)
 	}
+	if err := addAggregates(out, in.Aggregates); err != nil {
+		return nil, fmt.Errorf("render era %s: %w", in.Era.Name, err)
+	}
 	sort.Slice(out.Files, func(i, j int) bool { return out.Files[i].Path < out.Files[j].Path })
 	return out, nil
+}
+
+// addAggregates appends one multi-document file per aggregate, its documents being the
+// members' files as rendered.
+func addAggregates(out *Output, aggs []Aggregate) error {
+	for _, a := range aggs {
+		var docs [][]byte
+		for _, m := range a.Members {
+			var found *File
+			for i := range out.Files {
+				f := &out.Files[i]
+				if f.Kind == m.Kind && f.Name == m.Name && path.Dir(f.Path) == path.Dir(a.Path) {
+					found = f
+				}
+			}
+			if found == nil {
+				return fmt.Errorf("%s: member %s %s was not rendered", a.Path, m.Kind, m.Name)
+			}
+			docs = append(docs, found.Data)
+		}
+		for _, f := range out.Files {
+			if f.Path == a.Path {
+				return fmt.Errorf("%s: an object and a multi-document file both map to it", a.Path)
+			}
+		}
+		out.Files = append(out.Files, File{Path: a.Path, Data: bytes.Join(docs, []byte("---\n"))})
+	}
+	return nil
 }
 
 // Options returns the krusty options Render uses. Reorder is "legacy" on purpose: it is what
@@ -325,4 +373,52 @@ func checkNamespaces(files []File, allowed []string) error {
 		}
 	}
 	return nil
+}
+
+// templatePrefix starts every image reference an asset may carry: MicroShift fills it from
+// release-<arch>.json, so the per-arch digests and image lists stay in one place.
+const templatePrefix = "{{ .ReleaseImage."
+
+// checkTemplatedImages rejects a Deployment or DaemonSet whose container image or
+// image-valued env var (*_IMAGE) is a literal reference rather than a release placeholder.
+func checkTemplatedImages(files []File) error {
+	for _, f := range files {
+		if f.Kind != "Deployment" && f.Kind != "DaemonSet" {
+			continue
+		}
+		var obj struct {
+			Spec struct {
+				Template struct {
+					Spec struct {
+						InitContainers []container `json:"initContainers"`
+						Containers     []container `json:"containers"`
+					} `json:"spec"`
+				} `json:"template"`
+			} `json:"spec"`
+		}
+		if err := yaml.Unmarshal(f.Data, &obj); err != nil {
+			return fmt.Errorf("%s: %w", f.Path, err)
+		}
+		pod := obj.Spec.Template.Spec
+		for _, c := range append(pod.InitContainers, pod.Containers...) {
+			if !strings.HasPrefix(c.Image, templatePrefix) {
+				return fmt.Errorf("%s %s container %s: image %q is not a release placeholder (%s<key> }})", f.Kind, f.Name, c.Name, c.Image, templatePrefix)
+			}
+			for _, e := range c.Env {
+				if strings.HasSuffix(e.Name, "_IMAGE") && e.Value != "" && !strings.HasPrefix(e.Value, templatePrefix) {
+					return fmt.Errorf("%s %s container %s: env %s=%q is not a release placeholder (%s<key> }})", f.Kind, f.Name, c.Name, e.Name, e.Value, templatePrefix)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+type container struct {
+	Name  string `json:"name"`
+	Image string `json:"image"`
+	Env   []struct {
+		Name  string `json:"name"`
+		Value string `json:"value"`
+	} `json:"env"`
 }

@@ -39,6 +39,10 @@ type FileRule struct {
 	Output string `json:"output,omitempty"`
 	// Split maps kinds of a multi-document source to MicroShift file names.
 	Split map[string]string `json:"split,omitempty"`
+	// Keep also ships a multi-document source whole, under this MicroShift file name, with
+	// its documents in source order (MicroShift keeps 05_operand_rbac.yaml next to the
+	// files split out of it).
+	Keep string `json:"keep,omitempty"`
 	// Webhook marks validation-webhook pieces, shipped only when the era has the webhook.
 	Webhook bool `json:"webhook,omitempty"`
 	// Patches names patch sets applied in order.
@@ -89,7 +93,10 @@ func ParsePatches(data []byte) (*Patches, error) {
 				return nil, fmt.Errorf("snapshot patches: files[%d] (%s): unknown patch set %q", i, f.Source, ps)
 			}
 		}
-		names := []string{f.Output}
+		if f.Keep != "" && len(f.Split) == 0 {
+			return nil, fmt.Errorf("snapshot patches: files[%d] (%s): keep needs a split source", i, f.Source)
+		}
+		names := []string{f.Output, f.Keep}
 		for _, n := range f.Split {
 			names = append(names, n)
 		}
@@ -112,6 +119,18 @@ type Origin struct {
 	File string
 	// Source is the operator file it came from.
 	Source string
+	// Doc is the object's document index in Source (0 for single-object files).
+	Doc int
+}
+
+// Aggregate is a multi-document MicroShift file kept whole (FileRule.Keep).
+type Aggregate struct {
+	// File is the MicroShift file name under assets/components/csi-snapshot-controller/.
+	File string
+	// Source is the operator file it mirrors.
+	Source string
+	// Members are the objects (indexes into Result.Objects) in document order.
+	Members []int
 }
 
 // Result is the translated snapshot assets.
@@ -124,6 +143,8 @@ type Result struct {
 	Origins []Origin
 	// Skipped lists webhook sources left out because the era does not ship the webhook.
 	Skipped []string
+	// Aggregates are the multi-document files shipped besides their split objects.
+	Aggregates []Aggregate
 }
 
 // placeholder matches upstream template variables (${OPERAND_IMAGE}, …) left after patching.
@@ -163,7 +184,12 @@ func TranslateWith(a *Assets, e era.Era, p *Patches) (*Result, error) {
 			return nil, fmt.Errorf("snapshot assets %s (commit %s): %s holds %d objects, expected 1", a.Source, a.Commit, rule.Source, len(docs))
 		}
 		seen := map[string]bool{}
-		for _, doc := range docs {
+		var agg *Aggregate
+		if rule.Keep != "" {
+			res.Aggregates = append(res.Aggregates, Aggregate{File: rule.Keep, Source: rule.Source})
+			agg = &res.Aggregates[len(res.Aggregates)-1]
+		}
+		for docIdx, doc := range docs {
 			kind, _ := doc["kind"].(string)
 			file := rule.Output
 			if file == "" {
@@ -188,8 +214,11 @@ func TranslateWith(a *Assets, e era.Era, p *Patches) (*Result, error) {
 				return nil, fmt.Errorf("snapshot assets %s (commit %s): %s: placeholders %s left after patching (add a patch in patches.yaml)",
 					a.Source, a.Commit, rule.Source, strings.Join(left, ", "))
 			}
+			if agg != nil {
+				agg.Members = append(agg.Members, len(res.Objects))
+			}
 			res.Objects = append(res.Objects, &unstructured.Unstructured{Object: doc})
-			res.Origins = append(res.Origins, Origin{File: file, Source: rule.Source})
+			res.Origins = append(res.Origins, Origin{File: file, Source: rule.Source, Doc: docIdx})
 		}
 	}
 	return res, nil

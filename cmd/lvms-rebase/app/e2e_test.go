@@ -102,12 +102,13 @@ func readTree(t *testing.T, root string) map[string][]byte {
 	return out
 }
 
-// written are the files a rebase owns: the storage components, release JSONs and the lock.
+// written are the files a rebase owns or edits: the storage components, release JSONs, the
+// lock, last_rebase_lvms.sh and the asset recipes.
 func written(files map[string][]byte) map[string][]byte {
 	out := map[string][]byte{}
 	for p, d := range files {
 		if strings.HasPrefix(p, "assets/components/lvms/") || strings.HasPrefix(p, "assets/components/csi-snapshot-controller/") ||
-			strings.HasPrefix(p, "assets/release/") || p == "scripts/auto-rebase/lvms-rebase.lock.yaml" {
+			strings.HasPrefix(p, "assets/release/") || strings.HasPrefix(p, "scripts/auto-rebase/") {
 			out[p] = d
 		}
 	}
@@ -177,10 +178,12 @@ func TestEndToEnd(t *testing.T) {
 		t.Run(ocp, func(t *testing.T) {
 			e.t = t
 			dir := copyTree(t, "../../../testdata/microshift")
+			presubmit(t, dir)
 			code, out, errOut := e.run(dir, "--ocp", ocp, "--allow-base-mismatch")
 			if code != 0 {
 				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 			}
+			presubmit(t, dir)
 			for _, phase := range []string{"resolve", "fetch-bundle", "fetch-payloads", "snapshot-assets", "translate", "images", "render", "write"} {
 				if !strings.Contains(errOut, "phase "+phase+" done") {
 					t.Errorf("stderr lacks the %s phase line:\n%s", phase, errOut)

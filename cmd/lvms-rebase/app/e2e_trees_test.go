@@ -43,10 +43,12 @@ func TestEndToEndTrees(t *testing.T) {
 			e.t = t
 			dir := copyTree(t, filepath.Join(treesRoot, tc.minor))
 			specs := lastRebaseSpecs(t, dir)
+			presubmit(t, dir)
 			code, out, errOut := e.run(dir)
 			if code != 0 {
 				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 			}
+			presubmit(t, dir)
 			if tc.warn != "" && !strings.Contains(out, "warning: OpenShift "+tc.minor+": "+tc.warn) {
 				t.Errorf("stdout lacks the LVMS lag warning %q:\n%s", tc.warn, out)
 			}

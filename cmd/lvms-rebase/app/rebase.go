@@ -173,6 +173,10 @@ func printResult(w io.Writer, format string, res *rebase.Result) error {
 			}
 		}
 		verb := map[rebase.Mode]string{rebase.ModeWrite: "wrote", rebase.ModeDryRun: "would write", rebase.ModeDiff: "would write", rebase.ModeCheck: "differs"}[res.Mode]
+		if len(p.Change) > 0 {
+			fmt.Fprintf(&b, "  %d changed in meaning, %d only in formatting\n", len(res.Semantic), len(res.Formatting))
+		}
+		printRecipeChanges(&b, res)
 		if !p.Changed() {
 			fmt.Fprintf(&b, "no changes (%d files up to date)\n", len(p.Unchanged))
 		} else {
@@ -228,6 +232,17 @@ func writeInputs(b *strings.Builder, res *rebase.Result) {
 		fmt.Fprintf(b, "  bundle   %s\n", byDigest(r.Bundle.Ref, r.Bundle.Digest))
 		for _, p := range r.Payloads {
 			fmt.Fprintf(b, "  payload  %s (%s, %s)\n", byDigest(p.Ref, p.Digest), p.Arch, p.Version)
+		}
+	}
+}
+
+func printRecipeChanges(b *strings.Builder, res *rebase.Result) {
+	for _, c := range res.RecipeChanges {
+		for _, f := range c.Added {
+			fmt.Fprintf(b, "  recipe %s: lists assets/%s/%s\n", c.Recipe, c.Dir, f)
+		}
+		for _, f := range c.Dropped {
+			fmt.Fprintf(b, "  recipe %s: dropped assets/%s/%s\n", c.Recipe, c.Dir, f)
 		}
 	}
 }

@@ -1,0 +1,329 @@
+// Package keepstyle makes rewritten asset files reviewable: a file whose objects did not
+// change in meaning keeps its bytes, and a file whose objects changed is produced by editing
+// the file's own YAML node tree toward the new objects, so key order, quoting, comments,
+// indentation and block or flow lists stay as the file had them. A maintainer then reviews
+// only the lines whose meaning changed.
+//
+// "Meaning" is what a Kubernetes decoder sees: documents decoded to JSON values with null
+// fields dropped (so `creationTimestamp: null` or a missing trailing newline is formatting).
+package keepstyle
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"strings"
+
+	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
+	"sigs.k8s.io/yaml"
+)
+
+// Docs decodes every non-empty document of a YAML (or JSON) file into its JSON value with
+// null map values dropped.
+func Docs(data []byte) ([]interface{}, error) {
+	nodes, err := parse(data)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]interface{}, 0, len(nodes))
+	for i, n := range nodes {
+		v, err := value(n)
+		if err != nil {
+			return nil, fmt.Errorf("document %d: %w", i+1, err)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// value converts one document node into a JSON value (what sigs.k8s.io/yaml decodes).
+func value(n *kyaml.Node) (interface{}, error) {
+	b, err := kyaml.Marshal(n)
+	if err != nil {
+		return nil, err
+	}
+	var v interface{}
+	if err := yaml.Unmarshal(b, &v); err != nil {
+		return nil, err
+	}
+	return pruneNulls(v), nil
+}
+
+// Equal reports whether a and b hold the same documents in meaning. A file that does not
+// parse equals nothing.
+func Equal(a, b []byte) bool {
+	da, err := Docs(a)
+	if err != nil {
+		return false
+	}
+	db, err := Docs(b)
+	if err != nil {
+		return false
+	}
+	return reflect.DeepEqual(da, db)
+}
+
+// Apply returns the bytes to write for want when the file currently holds current:
+//   - current itself when both mean the same;
+//   - current's node tree edited toward want when both parse and have as many documents;
+//   - want otherwise (no current file, a file that does not parse, documents added or removed).
+//
+// The result always means exactly what want means; when an edit cannot guarantee that, want
+// is returned.
+func Apply(current, want []byte) []byte {
+	if len(current) == 0 {
+		return want
+	}
+	if Equal(current, want) {
+		return current
+	}
+	edited, err := edit(current, want)
+	if err != nil || !Equal(edited, want) {
+		return want
+	}
+	return edited
+}
+
+func edit(current, want []byte) ([]byte, error) {
+	cur, err := parse(current)
+	if err != nil {
+		return nil, err
+	}
+	wnt, err := parse(want)
+	if err != nil {
+		return nil, err
+	}
+	if len(cur) != len(wnt) || len(cur) == 0 {
+		return nil, errors.New("document counts differ")
+	}
+	for i := range cur {
+		merge(cur[i], wnt[i])
+	}
+	return encode(cur, string(current))
+}
+
+// parse splits a file into its non-empty document nodes.
+func parse(data []byte) ([]*kyaml.Node, error) {
+	dec := kyaml.NewDecoder(bytes.NewReader(data))
+	var out []*kyaml.Node
+	for {
+		var doc kyaml.Node
+		err := dec.Decode(&doc)
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(doc.Content) == 0 {
+			continue
+		}
+		out = append(out, &doc)
+	}
+}
+
+// encode writes documents back with the indentation and sequence style of the original,
+// keeping a leading "---" when the original had one.
+func encode(docs []*kyaml.Node, original string) ([]byte, error) {
+	var buf bytes.Buffer
+	if strings.HasPrefix(original, "---") {
+		buf.WriteString("---\n")
+	}
+	style := kyaml.SequenceIndentStyle(kyaml.DeriveSeqIndentStyle(original))
+	for i, d := range docs {
+		if i > 0 {
+			buf.WriteString("---\n")
+		}
+		var one bytes.Buffer
+		enc := kyaml.NewEncoderWithOptions(&one, &kyaml.EncoderOptions{SeqIndent: style})
+		if err := enc.Encode(d); err != nil {
+			return nil, err
+		}
+		if err := enc.Close(); err != nil {
+			return nil, err
+		}
+		buf.Write(one.Bytes())
+	}
+	return buf.Bytes(), nil
+}
+
+// merge edits node cur in place so that it means what want means, touching as little as it can.
+func merge(cur, want *kyaml.Node) {
+	switch {
+	case cur.Kind == kyaml.DocumentNode && want.Kind == kyaml.DocumentNode:
+		merge(cur.Content[0], want.Content[0])
+	case cur.Kind == kyaml.MappingNode && want.Kind == kyaml.MappingNode:
+		mergeMap(cur, want)
+	case cur.Kind == kyaml.SequenceNode && want.Kind == kyaml.SequenceNode:
+		mergeSeq(cur, want)
+	case cur.Kind == kyaml.ScalarNode && want.Kind == kyaml.ScalarNode:
+		mergeScalar(cur, want)
+	default:
+		replace(cur, want)
+	}
+}
+
+// replace puts want in cur's place, keeping cur's comments.
+func replace(cur, want *kyaml.Node) {
+	head, line, foot := cur.HeadComment, cur.LineComment, cur.FootComment
+	*cur = *want
+	cur.HeadComment, cur.LineComment, cur.FootComment = head, line, foot
+}
+
+func mergeMap(cur, want *kyaml.Node) {
+	wantIdx := map[string]int{}
+	for i := 0; i+1 < len(want.Content); i += 2 {
+		wantIdx[want.Content[i].Value] = i
+	}
+	kept := cur.Content[:0:0]
+	have := map[string]bool{}
+	for i := 0; i+1 < len(cur.Content); i += 2 {
+		k := cur.Content[i].Value
+		j, ok := wantIdx[k]
+		if !ok || have[k] {
+			continue // dropped key (or a duplicate, which no decoder keeps)
+		}
+		have[k] = true
+		merge(cur.Content[i+1], want.Content[j+1])
+		kept = append(kept, cur.Content[i], cur.Content[i+1])
+	}
+	for i := 0; i+1 < len(want.Content); i += 2 {
+		if !have[want.Content[i].Value] {
+			kept = append(kept, want.Content[i], want.Content[i+1])
+		}
+	}
+	cur.Content = kept
+}
+
+// mergeSeq pairs items by their "name" field when every item of both lists has a distinct
+// one (containers, env, ports, volumes). Otherwise an item that did not change in meaning is
+// kept as it is wherever it moved (a dropped or inserted rule leaves its neighbours alone),
+// and the remaining items are paired in order.
+func mergeSeq(cur, want *kyaml.Node) {
+	curNames, okC := itemNames(cur)
+	wantNames, okW := itemNames(want)
+	if okC && okW {
+		byName := map[string]*kyaml.Node{}
+		for i, n := range curNames {
+			byName[n] = cur.Content[i]
+		}
+		out := make([]*kyaml.Node, 0, len(want.Content))
+		for i, n := range wantNames {
+			if c, ok := byName[n]; ok {
+				merge(c, want.Content[i])
+				out = append(out, c)
+			} else {
+				out = append(out, want.Content[i])
+			}
+		}
+		cur.Content = out
+		return
+	}
+	cur.Content = pairItems(cur.Content, want.Content)
+}
+
+// pairItems returns the merged list: equal items reused untouched, the others paired in order.
+func pairItems(cur, want []*kyaml.Node) []*kyaml.Node {
+	used := make([]bool, len(cur))
+	out := make([]*kyaml.Node, len(want))
+	curVals := make([]interface{}, len(cur))
+	for k, c := range cur {
+		curVals[k], _ = value(c)
+	}
+	for i, w := range want {
+		wv, err := value(w)
+		if err != nil {
+			continue
+		}
+		for k := range cur {
+			if !used[k] && reflect.DeepEqual(curVals[k], wv) {
+				used[k], out[i] = true, cur[k]
+				break
+			}
+		}
+	}
+	next := 0
+	for i, w := range want {
+		if out[i] != nil {
+			continue
+		}
+		for next < len(cur) && used[next] {
+			next++
+		}
+		if next < len(cur) {
+			used[next] = true
+			merge(cur[next], w)
+			out[i] = cur[next]
+			continue
+		}
+		out[i] = w
+	}
+	return out
+}
+
+func itemNames(seq *kyaml.Node) ([]string, bool) {
+	names := make([]string, 0, len(seq.Content))
+	seen := map[string]bool{}
+	for _, item := range seq.Content {
+		if item.Kind != kyaml.MappingNode {
+			return nil, false
+		}
+		name := ""
+		for i := 0; i+1 < len(item.Content); i += 2 {
+			if item.Content[i].Value == "name" && item.Content[i+1].Kind == kyaml.ScalarNode {
+				name = item.Content[i+1].Value
+			}
+		}
+		if name == "" || seen[name] {
+			return nil, false
+		}
+		seen[name] = true
+		names = append(names, name)
+	}
+	return names, len(names) > 0
+}
+
+// mergeScalar takes want's value; the file's quoting style stays when the type does.
+func mergeScalar(cur, want *kyaml.Node) {
+	if cur.Value == want.Value && cur.ShortTag() == want.ShortTag() {
+		return
+	}
+	restyle := cur.ShortTag() != want.ShortTag() ||
+		strings.Contains(want.Value, "\n") != strings.Contains(cur.Value, "\n")
+	cur.Value, cur.Tag = want.Value, want.Tag
+	if restyle {
+		cur.Style = want.Style
+	}
+}
+
+func pruneNulls(v interface{}) interface{} {
+	switch x := v.(type) {
+	case map[string]interface{}:
+		for k, val := range x {
+			if val == nil {
+				delete(x, k)
+				continue
+			}
+			x[k] = pruneNulls(val)
+		}
+	case []interface{}:
+		for i := range x {
+			x[i] = pruneNulls(x[i])
+		}
+	}
+	return v
+}
+
+// Document returns document i of a multi-document file on its own, formatted as the file is.
+func Document(data []byte, i int) ([]byte, error) {
+	docs, err := parse(data)
+	if err != nil {
+		return nil, err
+	}
+	if i < 0 || i >= len(docs) {
+		return nil, fmt.Errorf("document %d: the file has %d", i+1, len(docs))
+	}
+	return encode(docs[i:i+1], strings.TrimPrefix(string(data), "---"))
+}

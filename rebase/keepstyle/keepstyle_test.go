@@ -1,0 +1,98 @@
+package keepstyle
+
+import (
+	"testing"
+)
+
+func TestApply(t *testing.T) {
+	for _, tc := range []struct {
+		name, current, want, expect string
+	}{
+		{
+			name:    "same meaning keeps the bytes",
+			current: "rules:\n  - apiGroups: [\"\"]\n    verbs: [get]\napiVersion: v1\nkind: Role\nmetadata:\n  creationTimestamp: null\n  name: x\n",
+			want:    "apiVersion: v1\nkind: Role\nmetadata:\n  name: x\nrules:\n- apiGroups:\n  - \"\"\n  verbs:\n  - get\n",
+			expect:  "rules:\n  - apiGroups: [\"\"]\n    verbs: [get]\napiVersion: v1\nkind: Role\nmetadata:\n  creationTimestamp: null\n  name: x\n",
+		},
+		{
+			name:    "a changed value keeps order, flow lists, quotes and comments",
+			current: "# header\nspec:\n  image: 'quay.io/a@sha256:1' # pinned\n  args: [--v=2]\napiVersion: v1\nkind: Pod\n",
+			want:    "apiVersion: v1\nkind: Pod\nspec:\n  args:\n  - --v=2\n  image: quay.io/a@sha256:2\n",
+			expect:  "# header\nspec:\n  image: 'quay.io/a@sha256:2' # pinned\n  args: [--v=2]\napiVersion: v1\nkind: Pod\n",
+		},
+		{
+			name:    "indented block lists stay indented, new keys are appended, gone keys dropped",
+			current: "kind: X\nlist:\n  - a\n  - b\nold: 1\n",
+			want:    "kind: X\nlist:\n- a\n- c\nnew: true\n",
+			expect:  "kind: X\nlist:\n  - a\n  - c\nnew: true\n",
+		},
+		{
+			name:    "items matched by name",
+			current: "env:\n- name: A\n  value: \"1\"\n- name: B\n  value: \"2\"\n",
+			want:    "env:\n- name: B\n  value: \"3\"\n- name: A\n  value: \"1\"\n",
+			expect:  "env:\n- name: B\n  value: \"3\"\n- name: A\n  value: \"1\"\n",
+		},
+		{
+			name:    "an item dropped from the middle leaves its neighbours as they were",
+			current: "rules:\n  - {verbs: [get], x: 'a'}\n  - verbs: [list]\n  - verbs: [\"watch\"]\n",
+			want:    "rules:\n- verbs: [get]\n  x: a\n- verbs: [watch]\n",
+			expect:  "rules:\n  - {verbs: [get], x: 'a'}\n  - verbs: [\"watch\"]\n",
+		},
+		{
+			name:    "multi-document file keeps its separators",
+			current: "---\nkind: A\nx: 1\n---\nkind: B\ny: [1, 2]\n",
+			want:    "kind: A\nx: 1\n---\nkind: B\ny:\n- 1\n- 3\n",
+			expect:  "---\nkind: A\nx: 1\n---\nkind: B\ny: [1, 3]\n",
+		},
+		{
+			name:    "document added: the wanted bytes",
+			current: "kind: A\n",
+			want:    "kind: A\n---\nkind: B\n",
+			expect:  "kind: A\n---\nkind: B\n",
+		},
+		{
+			name:    "long strings are not folded",
+			current: "kind: A\nd: x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x\nv: 1\n",
+			want:    "kind: A\nd: x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x\nv: 2\n",
+			expect:  "kind: A\nd: x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x\nv: 2\n",
+		},
+		{
+			name:    "no current file",
+			current: "",
+			want:    "kind: A\n",
+			expect:  "kind: A\n",
+		},
+		{
+			name:    "type change takes the new style",
+			current: "kind: A\nport: '8080'\n",
+			want:    "kind: A\nport: 8080\n",
+			expect:  "kind: A\nport: 8080\n",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := string(Apply([]byte(tc.current), []byte(tc.want)))
+			if got != tc.expect {
+				t.Errorf("got:\n%s\nwant:\n%s", got, tc.expect)
+			}
+			if !Equal([]byte(got), []byte(tc.want)) {
+				t.Errorf("result does not mean what was wanted")
+			}
+		})
+	}
+}
+
+func TestEqual(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		eq   bool
+	}{
+		{"a: 1\nb: null\n", "{\"a\": 1}", true},
+		{"a: 1", "a: '1'", false},
+		{"a: 1\n---\nb: 2\n", "a: 1\n", false},
+		{"a: [", "a: 1", false},
+	} {
+		if got := Equal([]byte(tc.a), []byte(tc.b)); got != tc.eq {
+			t.Errorf("Equal(%q, %q) = %v, want %v", tc.a, tc.b, got, tc.eq)
+		}
+	}
+}

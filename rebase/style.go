@@ -1,0 +1,167 @@
+package rebase
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/lvms-rebase/lvms-rebase/rebase/bundle"
+	"github.com/lvms-rebase/lvms-rebase/rebase/keepstyle"
+	"github.com/lvms-rebase/lvms-rebase/rebase/recipe"
+	"github.com/lvms-rebase/lvms-rebase/rebase/render"
+	"github.com/lvms-rebase/lvms-rebase/rebase/snapshot"
+	"github.com/lvms-rebase/lvms-rebase/rebase/source"
+	"github.com/lvms-rebase/lvms-rebase/rebase/tree"
+)
+
+// render renders the era's overlays into files (kept byte for byte where their meaning did
+// not change) and returns the managed directories.
+func (r *runner) render(tr *bundle.Result, snap *snapshot.Result, assets *snapshot.Assets, files map[string][]byte) ([]string, error) {
+	out, err := render.Render(render.Input{
+		Era:        r.era,
+		Kustomize:  r.opts.Kustomize,
+		LVMS:       tr.Objects,
+		Snapshot:   snapshotObjects(snap),
+		Aggregates: snapshotAggregates(snap),
+	})
+	if err != nil {
+		return nil, err
+	}
+	bases, err := upstreamBases(snap, assets)
+	if err != nil {
+		return nil, err
+	}
+	styled, err := keepStyle(r.opts.MicroShiftDir, out.Files, bases)
+	if err != nil {
+		return nil, err
+	}
+	for p, d := range styled {
+		files[p] = d
+	}
+	return out.ManagedDirs, nil
+}
+
+// snapshotAggregates turns the snapshot translation's kept multi-document files into render
+// aggregates.
+func snapshotAggregates(s *snapshot.Result) []render.Aggregate {
+	if s == nil {
+		return nil
+	}
+	var out []render.Aggregate
+	for _, a := range s.Aggregates {
+		ra := render.Aggregate{Path: path.Join(render.SnapshotDir, a.File)}
+		for _, i := range a.Members {
+			o := s.Objects[i]
+			ra.Members = append(ra.Members, render.ObjRef{Kind: o.GetKind(), Name: o.GetName()})
+		}
+		out = append(out, ra)
+	}
+	return out
+}
+
+// upstreamBases maps each snapshot asset file to the operator file (or document of it) it
+// comes from, so that a file MicroShift does not have yet keeps upstream's formatting, as
+// MicroShift's own rebase.sh copies it.
+func upstreamBases(s *snapshot.Result, a *snapshot.Assets) (map[string][]byte, error) {
+	out := map[string][]byte{}
+	if s == nil || a == nil {
+		return out, nil
+	}
+	for _, ag := range s.Aggregates {
+		out[path.Join(render.SnapshotDir, ag.File)] = a.Files[ag.Source]
+	}
+	for _, o := range s.Origins {
+		doc, err := keepstyle.Document(a.Files[o.Source], o.Doc)
+		if err != nil {
+			return nil, fmt.Errorf("snapshot assets %s: %s: %w", a.Source, o.Source, err)
+		}
+		out[path.Join(render.SnapshotDir, o.File)] = doc
+	}
+	return out, nil
+}
+
+// keepStyle rewrites each rendered file for review: a file whose objects already mean the
+// same keeps its bytes; a changed one keeps the formatting of the file it replaces, or of
+// its upstream source when the checkout has none.
+func keepStyle(root string, files []render.File, bases map[string][]byte) (map[string][]byte, error) {
+	out := make(map[string][]byte, len(files))
+	for _, f := range files {
+		cur, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(f.Path)))
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			cur = bases[f.Path]
+		case err != nil:
+			return nil, fmt.Errorf("reading %s: %w", f.Path, err)
+		}
+		out[f.Path] = keepstyle.Apply(cur, f.Data)
+	}
+	return out, nil
+}
+
+// records adds last_rebase_lvms.sh to files and returns the recipe files to write: the
+// entries of the component directories whose file sets the run changes.
+func (r *runner) records(files map[string][]byte) (map[string][]byte, error) {
+	root := r.opts.MicroShiftDir
+	b := r.result.Resolution.Bundle
+	ref := b.Ref
+	if i := strings.Index(ref, "@"); i >= 0 && source.Repository(ref[:i]) != ref[:i] {
+		ref = ref[:i] // tag and digest (a --check pin): MicroShift records the tag
+	}
+	if source.Repository(ref) == ref && b.Digest != "" && !strings.Contains(ref, "@") {
+		ref += "@" + b.Digest // pinned by digest only: the record names the digest
+	}
+	rec, err := recipe.Record(root, ref)
+	if err != nil {
+		return nil, err
+	}
+	files[recipe.RecordPath] = rec
+
+	before, after := map[string][]string{}, map[string][]string{}
+	for _, c := range recipe.Components {
+		if before[c.Dir], err = recipe.ReadDirNames(root, c.Dir); err != nil {
+			return nil, err
+		}
+		prefix := "assets/" + c.Dir + "/"
+		for p := range files {
+			if strings.HasPrefix(p, prefix) && !strings.Contains(p[len(prefix):], "/") {
+				after[c.Dir] = append(after[c.Dir], p[len(prefix):])
+			}
+		}
+		sort.Strings(after[c.Dir])
+	}
+	res, err := recipe.Reconcile(root, recipe.Components, before, after)
+	if err != nil {
+		return nil, err
+	}
+	r.result.RecipeChanges = res.Changes
+	r.result.Warnings = append(r.result.Warnings, res.Warnings...)
+	return res.Files, nil
+}
+
+// classify splits the plan's changed files into changes of meaning and changes of
+// formatting only (same documents once decoded).
+func classify(root string, plan *tree.Plan, files map[string][]byte) (semantic, formatting []string, err error) {
+	for _, p := range plan.Change {
+		cur, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(p)))
+		if err != nil {
+			return nil, nil, fmt.Errorf("reading %s: %w", p, err)
+		}
+		if isData(p) && keepstyle.Equal(cur, files[p]) {
+			formatting = append(formatting, p)
+		} else {
+			semantic = append(semantic, p)
+		}
+	}
+	return semantic, formatting, nil
+}
+
+// isData reports whether a path holds YAML or JSON documents (not a script).
+func isData(p string) bool {
+	ext := path.Ext(p)
+	return ext == ".yaml" || ext == ".yml" || ext == ".json"
+}
