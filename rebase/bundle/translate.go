@@ -223,8 +223,17 @@ func (t *translator) images() error {
 	if len(missing) > 0 {
 		return fmt.Errorf("%s: spec.relatedImages lacks %s required by era %s", t.where(), strings.Join(missing, ", "), t.e.Name)
 	}
+	unshipped := map[string]string{}
+	for _, u := range t.e.UnshippedImages {
+		unshipped[u.Name] = u.Why
+	}
 	for _, name := range order {
 		if declared[name] || related[name] == "" {
+			continue
+		}
+		if why, ok := unshipped[name]; ok {
+			t.res.Excluded = append(t.res.Excluded, Excluded{File: t.b.CSVFile, Kind: "relatedImage", Name: name,
+				Reason: fmt.Sprintf("declared unshipped by era %s: %s", t.e.Name, why)})
 			continue
 		}
 		img := Image{Name: name, Key: era.DerivedKey(name), Ref: related[name], Undeclared: true}

@@ -191,9 +191,23 @@ func TestTranslateSemantics(t *testing.T) {
 				t.Errorf("image %s ref %q is not a digest ref", i.Key, i.Ref)
 			}
 		}
-		// Declared keys first, then every other relatedImage under its derived key.
-		if got := strings.Join(keys, ","); got != "topolvm_csi,topolvm_csi_registrar,topolvm_csi_livenessprobe,topolvm_csi_resizer,topolvm_csi_provisioner,lvms_operator,lvms_must_gather,rbac_proxy,topolvm_csi_snapshotter" {
+		// Declared keys only: the era declares the bundle's other relatedImages unshipped.
+		if got := strings.Join(keys, ","); got != "topolvm_csi,topolvm_csi_registrar,topolvm_csi_livenessprobe,topolvm_csi_resizer,topolvm_csi_provisioner" {
 			t.Errorf("image keys %s", got)
+		}
+		var unshipped []string
+		for _, x := range r.Excluded {
+			if x.Kind == "relatedImage" {
+				unshipped = append(unshipped, x.Name)
+			}
+		}
+		if got := strings.Join(unshipped, ","); got != "lvms-operator,lvms-must-gather,rbac-proxy,topolvm-csi-snapshotter" {
+			t.Errorf("relatedImages reported unshipped: %s", got)
+		}
+		for _, w := range r.Warnings {
+			if strings.Contains(w, "not declared") {
+				t.Errorf("declared-unshipped image warned about: %s", w)
+			}
 		}
 		if v, _, _ := unstructured.NestedString(find(r, "ConfigMap", "lvms-version").Object, "data", "version"); v != "v4.14.14" {
 			t.Errorf("default version tag %q, want v4.14.14", v)

@@ -71,6 +71,12 @@ type Era struct {
 	SnapshotOverlay string
 	// BundleImages are the relatedImages every bundle of the era must carry.
 	BundleImages []ImageKey
+	// UnshippedImages are relatedImages the era knows and deliberately keeps out of the
+	// release JSONs (MicroShift's image lists become image-builder [[containers]] entries,
+	// so an unused image would be embedded in every edge image). They are reported as not
+	// shipped, with the reason; any relatedImage neither here nor in BundleImages is written
+	// under DerivedKey with a warning.
+	UnshippedImages []Unshipped
 	// PayloadImages are the image-references tags taken from the OCP payload.
 	PayloadImages []ImageKey
 	// CSV is what the CSV's install strategy contributes.
@@ -114,6 +120,12 @@ func TemplateKey(key string) string {
 		}
 	}
 	return string(out)
+}
+
+// Unshipped names a relatedImage an era deliberately does not ship, and why.
+type Unshipped struct {
+	Name string
+	Why  string
 }
 
 // DerivedKey is the release-JSON key of a bundle relatedImage no era declares: its name with

@@ -92,7 +92,7 @@ func Combine(ocp, lvms string) (Era, error) {
 		Name: l.Name, OCPEra: o.Name, LVMSMinor: short(lv), OCP: o.OCP, Driver: l.Driver, BundleMinor: p.Pin,
 		Namespace: o.Namespace, SnapshotNamespace: o.SnapshotNamespace,
 		LVMSOverlay: l.LVMSOverlay, SnapshotOverlay: o.SnapshotOverlay,
-		BundleImages: l.BundleImages, PayloadImages: o.PayloadImages,
+		BundleImages: l.BundleImages, UnshippedImages: l.UnshippedImages, PayloadImages: o.PayloadImages,
 		CSV: l.CSV, BundleInclude: l.BundleInclude, SnapshotWebhook: o.SnapshotWebhook,
 	}, nil
 }

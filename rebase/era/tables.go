@@ -17,7 +17,17 @@ var (
 		{"topolvm-csi-resizer", "topolvm_csi_resizer"},
 		{"topolvm-csi-provisioner", "topolvm_csi_provisioner"},
 	}
-	lvmsImages        = []ImageKey{{"lvms-operator", "lvms_operator"}}
+	lvmsImages    = []ImageKey{{"lvms-operator", "lvms_operator"}}
+	mustGather    = Unshipped{"lvms-must-gather", "must-gather runs from `oc adm must-gather`, never on the node; MicroShift does not ship it"}
+	lvmsUnshipped = []Unshipped{mustGather}
+	// The TopoLVM-era bundles also carry the operator and OLM-side helpers that MicroShift's
+	// own TopoLVM manifests never run.
+	topolvmUnshipped = []Unshipped{
+		mustGather,
+		{"lvms-operator", "MicroShift deploys TopoLVM itself up to 4.16, not the LVMS operator"},
+		{"rbac-proxy", "metrics proxy of the operator's OLM deployment; not in MicroShift's TopoLVM manifests"},
+		{"topolvm-csi-snapshotter", "MicroShift's topolvm-controller takes csi-external-snapshotter from the OCP payload"},
+	}
 	snapshotter       = ImageKey{"csi-external-snapshotter", "csi-external-snapshotter"}
 	snapshotCtrl      = ImageKey{"csi-snapshot-controller", "csi-snapshot-controller"}
 	snapshotWebhook   = ImageKey{"csi-snapshot-validation-webhook", "csi-snapshot-validation-webhook"}
@@ -54,13 +64,15 @@ type OCPRow struct {
 type LVMSRow struct {
 	Name string
 	// LVMS is a semver constraint over the LVMS minor; OCP ("" = any) over the OpenShift minor.
-	LVMS          string
-	OCP           string
-	Driver        Driver
-	LVMSOverlay   string
-	BundleImages  []ImageKey
-	CSV           CSVPolicy
-	BundleInclude []Selector
+	LVMS         string
+	OCP          string
+	Driver       Driver
+	LVMSOverlay  string
+	BundleImages []ImageKey
+	// UnshippedImages: see Era.UnshippedImages.
+	UnshippedImages []Unshipped
+	CSV             CSVPolicy
+	BundleInclude   []Selector
 }
 
 // Policy says which LVMS minor an OpenShift range takes. With Pin set, that minor whatever
@@ -114,35 +126,35 @@ var LVMSTable = []LVMSRow{
 	{
 		// 4.14 is 4.15 without the kube-public/lvms-version ConfigMap (its overlay drops it).
 		Name: "topolvm-4.14", LVMS: "~4.14", OCP: "~4.14", Driver: TopoLVM,
-		LVMSOverlay: "overlays/topolvm/4.14", BundleImages: topolvmImages,
+		LVMSOverlay: "overlays/topolvm/4.14", BundleImages: topolvmImages, UnshippedImages: topolvmUnshipped,
 		CSV: topolvmCSV, BundleInclude: topolvmBundleObjs,
 	},
 	{
 		// 4.15: lvmd still a separate container, lvms-version ConfigMap added.
 		Name: "topolvm-4.15", LVMS: "~4.15", OCP: "~4.15", Driver: TopoLVM,
-		LVMSOverlay: "overlays/topolvm/4.15", BundleImages: topolvmImages,
+		LVMSOverlay: "overlays/topolvm/4.15", BundleImages: topolvmImages, UnshippedImages: topolvmUnshipped,
 		CSV: topolvmCSV, BundleInclude: topolvmBundleObjs,
 	},
 	{
 		// MicroShift 4.16 embeds lvmd in topolvm-node and ships the LVMS 4.15 bundle's RBAC.
 		Name: "topolvm-4.16", LVMS: "~4.15", OCP: "~4.16", Driver: TopoLVM,
-		LVMSOverlay: "overlays/topolvm/4.16", BundleImages: topolvmImages,
+		LVMSOverlay: "overlays/topolvm/4.16", BundleImages: topolvmImages, UnshippedImages: topolvmUnshipped,
 		CSV: topolvmCSV, BundleInclude: topolvmBundleObjs,
 	},
 	{
 		Name: "lvms-4.17", LVMS: "~4.17", OCP: ">= 4.17", Driver: LVMS,
-		LVMSOverlay: "overlays/lvms/4.17", BundleImages: lvmsImages,
+		LVMSOverlay: "overlays/lvms/4.17", BundleImages: lvmsImages, UnshippedImages: lvmsUnshipped,
 		CSV: lvmsCSV, BundleInclude: lvmsBundleObjs,
 	},
 	{
 		Name: "lvms-4.18", LVMS: ">= 4.18, < 4.20", OCP: ">= 4.17", Driver: LVMS,
-		LVMSOverlay: "overlays/lvms/4.18", BundleImages: lvmsImages,
+		LVMSOverlay: "overlays/lvms/4.18", BundleImages: lvmsImages, UnshippedImages: lvmsUnshipped,
 		CSV: lvmsCSV, BundleInclude: lvmsBundleObjs,
 	},
 	{
 		// 4.20+: the CSV suggests openshift-lvm-storage; MicroShift keeps openshift-storage.
 		Name: "lvms-4.20", LVMS: ">= 4.20, < 6.0", OCP: ">= 4.17", Driver: LVMS,
-		LVMSOverlay: "overlays/lvms/4.20", BundleImages: lvmsImages,
+		LVMSOverlay: "overlays/lvms/4.20", BundleImages: lvmsImages, UnshippedImages: lvmsUnshipped,
 		CSV: lvmsCSV, BundleInclude: lvmsBundleObjs,
 	},
 }
