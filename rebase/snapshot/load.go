@@ -23,12 +23,20 @@ import (
 	"github.com/lvms-rebase/lvms-rebase/internal/gitcommit"
 )
 
-// DefaultSource is the --snapshot-assets default: GitHub's tarball of the operator at a commit.
-// The tarball has one top directory, cluster-csi-snapshot-controller-operator-<commit>/.
-const DefaultSource = "https://github.com/openshift/cluster-csi-snapshot-controller-operator/archive/{commit}.tar.gz"
+// DefaultSource is the --snapshot-assets default: GitHub's raw file URLs of the operator at a
+// commit, one request per file the era's translation reads (about 15-20 KB in all, where the
+// repository archive is over 11 MB with vendor/).
+const DefaultSource = "https://raw.githubusercontent.com/openshift/cluster-csi-snapshot-controller-operator/{commit}/{path}"
+
+// ArchiveSource is GitHub's tarball of the operator at a commit, one top directory
+// cluster-csi-snapshot-controller-operator-<commit>/ (the pre-per-file default, still accepted).
+const ArchiveSource = "https://github.com/openshift/cluster-csi-snapshot-controller-operator/archive/{commit}.tar.gz"
 
 // CommitPlaceholder is replaced by the commit in a URL source.
 const CommitPlaceholder = "{commit}"
+
+// PathPlaceholder marks a per-file URL source; it is replaced by a repository-relative path.
+const PathPlaceholder = "{path}"
 
 // Limits on what is read from a tarball. The GitHub tarball holds the whole repository
 // (vendor/ included), so the stream cap is generous while kept files are small YAML.
@@ -66,17 +74,59 @@ func wanted(p string) bool {
 // required are the files every operator version has; their absence means a wrong source.
 var required = []string{"assets/csi_controller_deployment.yaml", "manifests/05_operand_rbac.yaml"}
 
-// Load reads the operator's assets at commit from source: a URL template containing
-// {commit} (or any http(s) URL), a local directory (a checkout of the repository) or a local
-// tarball (.tar or .tar.gz, with or without a single top directory). An empty source means
-// DefaultSource. fetch is used only for URLs.
+// Load reads every assets/ file (and manifests/05_operand_rbac.yaml) of the operator at commit
+// from an archive, directory or tarball source; see LoadWith. A per-file source needs the
+// paths to read: use LoadWith with Paths (Needed of the era).
 func Load(ctx context.Context, source, commit string, fetch FetchFunc) (*Assets, error) {
+	return LoadWith(ctx, LoadOptions{Source: source, Commit: commit, Fetch: fetch})
+}
+
+// LoadOptions say what LoadWith reads and how.
+type LoadOptions struct {
+	// Source is a per-file URL template with {commit} and {path} (DefaultSource, the default),
+	// an archive URL template with {commit} (or any http(s) URL), a local directory (a
+	// checkout of the repository) or a local tarball (.tar or .tar.gz, with or without a
+	// single top directory).
+	Source string
+	// Commit is the operator commit (from the payload).
+	Commit string
+	// Paths are the repository-relative files to keep (Needed of the era). A per-file source
+	// fetches exactly these; the other sources keep only these and fail when one is missing.
+	// Empty keeps every assets/ file (not allowed with a per-file source).
+	Paths []string
+	// Fetch opens URLs (auth, mirrors, cache and retries come from rebase/source).
+	Fetch FetchFunc
+	// Concurrency bounds the parallel requests of a per-file source (default 8).
+	Concurrency int
+}
+
+// LoadWith reads the operator's assets as o says. Every error names the source, the commit
+// and, for a missing or unreadable file, its path.
+func LoadWith(ctx context.Context, o LoadOptions) (*Assets, error) {
+	source, commit := o.Source, o.Commit
 	if source == "" {
 		source = DefaultSource
 	}
 	if !gitcommit.Valid(commit) {
 		return nil, fmt.Errorf("snapshot assets: commit %q: expected a 7-64 character hex commit id", commit)
 	}
+	if strings.Contains(source, PathPlaceholder) {
+		return loadFiles(ctx, source, o)
+	}
+	a, err := loadWhole(ctx, source, commit, o.Fetch)
+	if err != nil {
+		return nil, err
+	}
+	if len(o.Paths) > 0 {
+		if err := a.keep(o.Paths); err != nil {
+			return nil, err
+		}
+	}
+	return a, nil
+}
+
+// loadWhole reads the wanted files of a whole-tree source: archive URL, directory or tarball.
+func loadWhole(ctx context.Context, source, commit string, fetch FetchFunc) (*Assets, error) {
 	a := &Assets{Commit: commit, Files: map[string][]byte{}}
 	var err error
 	switch {

@@ -130,7 +130,7 @@ func TestLoadSources(t *testing.T) {
 		{name: "directory", source: filepath.Join("testdata", "trees", "release-4.17")},
 		{name: "plain tarball with ./ names", source: dirTar},
 		{name: "gzipped tarball with top dir", source: gzTar},
-		{name: "default URL", source: "", fetched: tarball(t, true, treeEntries(t, "release-4.17", top)),
+		{name: "archive URL", source: ArchiveSource, fetched: tarball(t, true, treeEntries(t, "release-4.17", top)),
 			wantURL: "https://github.com/openshift/cluster-csi-snapshot-controller-operator/archive/" + commit + ".tar.gz"},
 		{name: "URL template", source: "http://127.0.0.1:1/github.com/openshift/cluster-csi-snapshot-controller-operator/archive/{commit}.tar.gz",
 			fetched: tarball(t, true, treeEntries(t, "release-4.17", top)),
@@ -190,7 +190,7 @@ func TestLoadErrors(t *testing.T) {
 			entry{name: top + "manifests/05_operand_rbac.yaml", typeflag: tar.TypeSymlink, linkname: "/etc/passwd"})),
 			want: []string{"missing manifests/05_operand_rbac.yaml"}},
 		{name: "not a tarball", data: []byte("<html>rate limited</html>"), want: []string{"reading tarball"}},
-		{name: "fetch fails", fetchEr: errors.New("HTTP 404"), want: []string{"fetching https://github.com/openshift/cluster-csi-snapshot-controller-operator/archive/" + commit + ".tar.gz: HTTP 404"}},
+		{name: "fetch fails", source: ArchiveSource, fetchEr: errors.New("HTTP 404"), want: []string{"fetching https://github.com/openshift/cluster-csi-snapshot-controller-operator/archive/" + commit + ".tar.gz: HTTP 404"}},
 		{name: "missing local source", source: filepath.Join("testdata", "nope"), want: []string{"testdata/nope", "expected a URL with {commit}, a directory or a tarball"}},
 	}
 	for _, tc := range tests {
@@ -205,7 +205,11 @@ func TestLoadErrors(t *testing.T) {
 				}
 				return io.NopCloser(bytes.NewReader(tc.data)), nil
 			}
-			_, err := Load(context.Background(), tc.source, c, fetch)
+			src := tc.source
+			if src == "" {
+				src = ArchiveSource // these cases are about reading a tarball
+			}
+			_, err := Load(context.Background(), src, c, fetch)
 			if err == nil {
 				t.Fatal("Load succeeded")
 			}

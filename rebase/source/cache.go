@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 )
@@ -21,6 +22,9 @@ import (
 // Tag → digest records live apart (tags/) and are consulted only offline.
 type cache struct {
 	dir string
+	// tagsMu serialises this process's tag-record updates: parallel fetches (two arches'
+	// payload tags in one repository) must not lose each other's entries.
+	tagsMu sync.Mutex
 }
 
 func (c *cache) blobPath(h v1.Hash) string {
@@ -140,6 +144,8 @@ func (c *cache) readTags(repo string) (*tagRecord, error) {
 // updateTags read-modify-writes a tag record atomically (last writer wins, which is fine:
 // records are only hints for --offline).
 func (c *cache) updateTags(repo string, f func(*tagRecord)) error {
+	c.tagsMu.Lock()
+	defer c.tagsMu.Unlock()
 	r, err := c.readTags(repo)
 	if err != nil {
 		r = &tagRecord{Repo: repo, Digests: map[string]string{}}

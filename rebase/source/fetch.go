@@ -36,8 +36,12 @@ type blobStat struct {
 }
 
 func (s *Source) remoteOpts(ctx context.Context) []remote.Option {
+	return []remote.Option{remote.WithContext(ctx), remote.Reuse(s.puller)}
+}
+
+// baseRemoteOpts configure the shared puller: our transport, auth and user agent.
+func (s *Source) baseRemoteOpts() []remote.Option {
 	return []remote.Option{
-		remote.WithContext(ctx),
 		remote.WithTransport(s.client.Transport),
 		remote.WithAuthFromKeychain(s.keychain),
 		// Our transport retries (with Retry-After); ggcr's retry layer is switched off so a
@@ -141,13 +145,17 @@ func (s *Source) getManifest(ctx context.Context, r imgRef) (*manifest, error) {
 		return nil, fmt.Errorf("%s: %w", r, err)
 	}
 	var m *manifest
+	// A HEAD answers the tag → digest question without a manifest GET when the manifest is
+	// cached; a tag never seen before goes straight to GET, saving a round trip cold.
+	head := s.tagSeen(r)
 	err = s.attempt(ctx, r.String(), func() error {
-		// A HEAD answers the tag → digest question without a manifest GET when cached.
-		desc, err := remote.Head(ref, s.remoteOpts(ctx)...)
-		if err == nil {
-			if raw, ok := s.cache.readSmall(desc.Digest); ok {
-				m = &manifest{ref: r, raw: raw, mediaType: mediaTypeOf(raw), digest: desc.Digest, locs: []string{loc}}
-				return nil
+		if head {
+			desc, err := remote.Head(ref, s.remoteOpts(ctx)...)
+			if err == nil {
+				if raw, ok := s.cache.readSmall(desc.Digest); ok {
+					m = &manifest{ref: r, raw: raw, mediaType: mediaTypeOf(raw), digest: desc.Digest, locs: []string{loc}}
+					return nil
+				}
 			}
 		}
 		got, err := remote.Get(ref, s.remoteOpts(ctx)...)
@@ -171,6 +179,24 @@ func (s *Source) getManifest(ctx context.Context, r imgRef) (*manifest, error) {
 		s.log.Warn("cannot record tag in cache", "ref", r.String(), "error", err)
 	}
 	return m, nil
+}
+
+// tagSeen reports whether the cache recorded tag r and still holds its manifest.
+func (s *Source) tagSeen(r imgRef) bool {
+	rec, err := s.cache.readTags(r.repo)
+	if err != nil {
+		return false
+	}
+	d, ok := rec.Digests[r.tag]
+	if !ok {
+		return false
+	}
+	h, err := v1.NewHash(d)
+	if err != nil {
+		return false
+	}
+	_, ok = s.cache.readSmall(h)
+	return ok
 }
 
 func (s *Source) manifestByDigest(ctx context.Context, r imgRef, h v1.Hash) (*manifest, error) {
@@ -329,7 +355,7 @@ func (s *Source) layerOpener(ctx context.Context, m *manifest, d v1.Descriptor, 
 		Name: "layer " + d.Digest.String(),
 		Open: func() (io.ReadCloser, error) {
 			p, st, err := s.blob(ctx, m, d.Digest, d.Size)
-			stats.add(st)
+			stats.add(d.Digest.String(), st)
 			stats.LayersRead++
 			if err != nil {
 				return nil, err
@@ -356,8 +382,9 @@ func platformChild(idx *v1.IndexManifest, goarch string) (v1.Descriptor, bool) {
 
 // image resolves m to a single-arch image manifest for goarch ("" = amd64 or the only one)
 // and checks the config's platform. It returns the image manifest, the parsed manifest and
-// config, and the list digest when m was a list.
-func (s *Source) image(ctx context.Context, m *manifest, goarch string, stats *FetchStats) (*manifest, *v1.Manifest, *v1.ConfigFile, string, error) {
+// config, and the list digest when m was a list. pick, when set, names the layers the caller
+// is going to read; they are downloaded in parallel with the config.
+func (s *Source) image(ctx context.Context, m *manifest, goarch string, stats *FetchStats, pick layerPicker) (*manifest, *v1.Manifest, *v1.ConfigFile, string, error) {
 	listDigest := ""
 	if m.mediaType.IsIndex() {
 		idx, err := v1.ParseIndexManifest(bytes.NewReader(m.raw))
@@ -388,9 +415,16 @@ func (s *Source) image(ctx context.Context, m *manifest, goarch string, stats *F
 	if err != nil {
 		return nil, nil, nil, "", fmt.Errorf("%s: parsing manifest %s: %w", m.ref, m.digest, err)
 	}
+	if pick != nil {
+		// The config and the layers the caller will read download together: one round
+		// trip instead of one per blob. Extraction then reads them from the cache.
+		if err := s.prefetch(ctx, m, append([]v1.Descriptor{mf.Config}, pick(mf)...), stats); err != nil {
+			return nil, nil, nil, "", err
+		}
+	}
 	p, st, err := s.blob(ctx, m, mf.Config.Digest, mf.Config.Size)
 	if stats != nil {
-		stats.add(st)
+		stats.add(mf.Config.Digest.String(), st)
 	}
 	if err != nil {
 		return nil, nil, nil, "", err
@@ -447,7 +481,7 @@ func (s *Source) ImageDigests(ctx context.Context, image string, arches []string
 		}
 		return out, nil
 	}
-	_, _, cfg, _, err := s.image(ctx, m, "", nil)
+	_, _, cfg, _, err := s.image(ctx, m, "", nil, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -482,7 +516,7 @@ func (s *Source) FetchBundle(ctx context.Context, b BundleRef, dir string) (*Fet
 	if err != nil {
 		return nil, err
 	}
-	img, mf, _, _, err := s.image(ctx, m, "", stats)
+	img, mf, _, _, err := s.image(ctx, m, "", stats, allLayers)
 	if err != nil {
 		return nil, err
 	}
@@ -513,14 +547,25 @@ const (
 // config (to check the arch) and then layers from the top down, stopping as soon as
 // image-references and release-metadata are found — normally after the top layer only.
 func (s *Source) FetchPayload(ctx context.Context, p PayloadRef, dir string) (*FetchStats, error) {
+	st, _, err := s.fetchPayload(ctx, p, dir)
+	return st, err
+}
+
+// payloadImage is the single-arch payload image a fetch read, for resolution.
+type payloadImage struct {
+	digest     string
+	listDigest string
+}
+
+func (s *Source) fetchPayload(ctx context.Context, p PayloadRef, dir string) (*FetchStats, *payloadImage, error) {
 	r, err := parseRef(p.Ref)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	goarch := ""
 	if p.Arch != "" {
 		if goarch, err = GoArch(p.Arch); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	stats := &FetchStats{Image: p.Ref}
@@ -531,12 +576,13 @@ func (s *Source) FetchPayload(ctx context.Context, p PayloadRef, dir string) (*F
 		m, err = s.getManifest(ctx, r)
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	img, mf, _, _, err := s.image(ctx, m, goarch, stats)
+	img, mf, _, listDigest, err := s.image(ctx, m, goarch, stats, topLayer)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	pi := &payloadImage{digest: img.digest.String(), listDigest: listDigest}
 	stats.LayersTotal = len(mf.Layers)
 	layers := make([]extract.Layer, len(mf.Layers))
 	for i, d := range mf.Layers {
@@ -552,11 +598,11 @@ func (s *Source) FetchPayload(ctx context.Context, p PayloadRef, dir string) (*F
 	}
 	res, _, err := extract.TopDown(layers, dir, s.extractOpts(p.Ref, []string{"release-manifests/"}), done)
 	if err != nil {
-		return nil, fmt.Errorf("extracting payload %s: %w", p.Ref, err)
+		return nil, nil, fmt.Errorf("extracting payload %s: %w", p.Ref, err)
 	}
 	stats.Files = res.Files
 	if !done(res.Files) {
-		return stats, fmt.Errorf("payload %s (%s) has no %s and %s in any layer", p.Ref, img.digest, ImageReferencesFile, ReleaseMetadataFile)
+		return stats, nil, fmt.Errorf("payload %s (%s) has no %s and %s in any layer", p.Ref, img.digest, ImageReferencesFile, ReleaseMetadataFile)
 	}
-	return stats, nil
+	return stats, pi, nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/Masterminds/semver/v3"
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/lvms-rebase/lvms-rebase/rebase/bundle"
 	"github.com/lvms-rebase/lvms-rebase/rebase/payload"
@@ -314,6 +315,15 @@ func newestCommon(byArch map[string]map[string]*semver.Version, all []*semver.Ve
 // It checks the CSV's spec.version minor (bundleMinor) and each payload's release-metadata
 // version (equal to the tag, minor ocp), and resolves every relatedImage per arch.
 func (s *Source) Resolve(ctx context.Context, ocp, bundleMinor string) (*Resolution, error) {
+	return s.ResolveIn(ctx, ocp, bundleMinor, "")
+}
+
+// ResolveIn is Resolve keeping what it extracts: the bundle under workDir/bundle and each
+// payload's release-manifests/ under workDir/payload-<arch>, described by
+// Resolution.Extracted, so the fetch phases need not extract them again. The bundle and
+// the payloads resolve in parallel, as do the arches and the relatedImages (bounded by
+// Options.Concurrency); errors are reported in a fixed order (bundle, then payloads by arch).
+func (s *Source) ResolveIn(ctx context.Context, ocp, bundleMinor, workDir string) (*Resolution, error) {
 	if !minorRE.MatchString(ocp) {
 		return nil, fmt.Errorf("OpenShift version %q: want X.Y", ocp)
 	}
@@ -325,35 +335,40 @@ func (s *Source) Resolve(ctx context.Context, ocp, bundleMinor string) (*Resolut
 		return nil, fmt.Errorf("LVMS version %q: want X.Y", bundleMinor)
 	}
 	res := &Resolution{OCP: ocp, Payloads: []PayloadRef{}, RelatedImages: []ImageDigests{}}
-
-	bundle, related, err := s.resolveBundle(ctx, bundleMinor)
-	if err != nil {
+	x := newExtracted(workDir)
+	var (
+		bundle           *BundleRef
+		related          []relatedImage
+		bundleErr, plErr error
+	)
+	// Neither branch cancels the other: each error is then a real one, and the bundle's is
+	// reported first, whatever finished first. They write disjoint fields of res.
+	var g errgroup.Group
+	g.Go(func() error {
+		if bundle, related, bundleErr = s.resolveBundle(ctx, bundleMinor, x); bundleErr != nil {
+			return nil
+		}
+		// The relatedImages need only the bundle: they overlap with the payloads.
+		sort.SliceStable(related, func(i, j int) bool { return related[i].Name < related[j].Name })
+		res.RelatedImages, bundleErr = s.relatedDigests(ctx, related)
+		return nil
+	})
+	g.Go(func() error {
+		plErr = s.resolvePayloads(ctx, ocp, res, x)
+		return nil
+	})
+	_ = g.Wait()
+	if err := firstError(ctx, bundleErr, plErr); err != nil {
 		return nil, err
 	}
 	res.Bundle = *bundle
-
-	if err := s.resolvePayloads(ctx, ocp, res); err != nil {
-		return nil, err
-	}
-
-	sort.SliceStable(related, func(i, j int) bool { return related[i].Name < related[j].Name })
-	var errs []error
-	for _, ri := range related {
-		d, err := s.ImageDigests(ctx, ri.Image, s.arches)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("relatedImage %q: %w", ri.Name, err))
-			continue
-		}
-		d.Name = ri.Name
-		res.RelatedImages = append(res.RelatedImages, *d)
-	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
+	if workDir != "" {
+		res.Extracted = x
 	}
 	return res, nil
 }
 
-func (s *Source) resolveBundle(ctx context.Context, minor string) (*BundleRef, []relatedImage, error) {
+func (s *Source) resolveBundle(ctx context.Context, minor string, x *Extracted) (*BundleRef, []relatedImage, error) {
 	ref := s.opts.BundleRef
 	version := ""
 	if ref == "" {
@@ -383,14 +398,16 @@ func (s *Source) resolveBundle(ctx context.Context, minor string) (*BundleRef, [
 		return nil, nil, err
 	}
 	b := &BundleRef{Ref: ref, Digest: m.digest.String(), Version: version}
-	dir, err := os.MkdirTemp("", "lvms-rebase-bundle-")
+	dir, cleanup, err := x.dir("bundle")
 	if err != nil {
 		return nil, nil, err
 	}
-	defer os.RemoveAll(dir)
-	if _, err := s.FetchBundle(ctx, *b, dir); err != nil {
+	defer cleanup()
+	st, err := s.FetchBundle(ctx, *b, dir)
+	if err != nil {
 		return nil, nil, err
 	}
+	x.setBundle(dir, st)
 	csv, err := readCSV(dir)
 	if err != nil {
 		return nil, nil, fmt.Errorf("bundle %s: %w", ref, err)
@@ -413,7 +430,7 @@ func (s *Source) resolveBundle(ctx context.Context, minor string) (*BundleRef, [
 	return b, csv.related, nil
 }
 
-func (s *Source) resolvePayloads(ctx context.Context, ocp string, res *Resolution) error {
+func (s *Source) resolvePayloads(ctx context.Context, ocp string, res *Resolution, x *Extracted) error {
 	refs := map[string]string{}
 	if len(s.opts.ReleaseRefs) > 0 {
 		res.PayloadRule = "pinned"
@@ -450,13 +467,24 @@ func (s *Source) resolvePayloads(ctx context.Context, ocp string, res *Resolutio
 			refs[a] = tagRef(repo, v+"-"+a)
 		}
 	}
-	for _, a := range s.arches {
-		p, err := s.resolvePayload(ctx, a, refs[a], ocp)
-		if err != nil {
-			return err
-		}
-		res.Payloads = append(res.Payloads, *p)
+	payloads := make([]PayloadRef, len(s.arches))
+	errs := make([]error, len(s.arches))
+	var g errgroup.Group // no cancellation: the first arch's own error is reported
+	for i, a := range s.arches {
+		g.Go(func() error {
+			p, err := s.resolvePayload(ctx, a, refs[a], ocp, x)
+			if err == nil {
+				payloads[i] = *p
+			}
+			errs[i] = err
+			return nil
+		})
 	}
+	_ = g.Wait()
+	if err := firstError(ctx, errs...); err != nil {
+		return err
+	}
+	res.Payloads = append(res.Payloads, payloads...)
 	return s.checkPayloadSkew(res)
 }
 
@@ -509,29 +537,24 @@ func (s *Source) BundleMinors(ctx context.Context) ([]string, error) {
 	return out, nil
 }
 
-func (s *Source) resolvePayload(ctx context.Context, arch, ref, ocp string) (*PayloadRef, error) {
+func (s *Source) resolvePayload(ctx context.Context, arch, ref, ocp string, x *Extracted) (*PayloadRef, error) {
 	r, err := parseRef(ref)
 	if err != nil {
 		return nil, fmt.Errorf("payload for %s: %w", arch, err)
 	}
-	goarch, _ := GoArch(arch)
-	m, err := s.getManifest(ctx, r)
+	dir, cleanup, err := x.dir("payload-" + arch)
 	if err != nil {
 		return nil, err
 	}
-	img, _, _, listDigest, err := s.image(ctx, m, goarch, nil)
+	defer cleanup()
+	// One pass: manifest, then config and top layer together, then extraction; the
+	// single-arch digest comes out of the same fetch.
+	st, img, err := s.fetchPayload(ctx, PayloadRef{Arch: arch, Ref: ref}, dir)
 	if err != nil {
 		return nil, fmt.Errorf("payload for %s: %w", arch, err)
 	}
-	p := &PayloadRef{Arch: arch, Ref: ref, Digest: img.digest.String(), ListDigest: listDigest}
-	dir, err := os.MkdirTemp("", "lvms-rebase-payload-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(dir)
-	if _, err := s.FetchPayload(ctx, *p, dir); err != nil {
-		return nil, err
-	}
+	x.setPayload(arch, dir, st)
+	p := &PayloadRef{Arch: arch, Ref: ref, Digest: img.digest, ListDigest: img.listDigest}
 	version, err := readReleaseVersion(filepath.Join(dir, filepath.FromSlash(ReleaseMetadataFile)))
 	if err != nil {
 		return nil, fmt.Errorf("payload %s (%s): %w", ref, arch, err)

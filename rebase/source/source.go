@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/lvms-rebase/lvms-rebase/internal/arch"
 	"github.com/lvms-rebase/lvms-rebase/rebase/era"
@@ -81,7 +82,14 @@ type Options struct {
 	Transport http.RoundTripper
 	// Retry tunes retries (zero value: defaults).
 	Retry RetryOptions
+	// Concurrency bounds the parallel requests of one fan-out (relatedImages, blobs of one
+	// image, snapshot files); default DefaultConcurrency.
+	Concurrency int
 }
+
+// DefaultConcurrency is Options.Concurrency's default: enough to overlap round trips to a
+// distant registry, few enough to stay polite to it.
+const DefaultConcurrency = 8
 
 // RetryOptions bound the retries of requests and blob downloads.
 type RetryOptions struct {
@@ -103,6 +111,10 @@ type Source struct {
 	cache    *cache
 	idms     []idmsRule
 	arches   []string
+
+	// puller shares ggcr's per-repository transports (ping, token) between calls, so each
+	// repository costs one ping per run rather than one per request.
+	puller *remote.Puller
 
 	ociMu  sync.Mutex
 	ociIdx map[string]*ociLayout
@@ -175,6 +187,8 @@ type Resolution struct {
 	PayloadRule string `json:"payloadRule,omitempty"`
 	// Warnings are things a maintainer should know (a newer z for some arches only, …).
 	Warnings []string `json:"warnings,omitempty"`
+	// Extracted is what ResolveIn kept unpacked for the fetch phases (nil from Resolve).
+	Extracted *Extracted `json:"-"`
 }
 
 // FetchStats counts what one fetch cost.
@@ -191,9 +205,20 @@ type FetchStats struct {
 	LayersTotal int `json:"layersTotal"`
 	// Files are the extracted paths, sorted.
 	Files []string `json:"files"`
+
+	counted map[string]bool // blobs already added, so a prefetched blob counts once
 }
 
-func (f *FetchStats) add(o blobStat) {
+// add counts blob h once per fetch: a blob prefetched in parallel and then read from the
+// cache by the extraction is one download, not a download and a cache hit.
+func (f *FetchStats) add(h string, o blobStat) {
+	if f.counted[h] {
+		return
+	}
+	if f.counted == nil {
+		f.counted = map[string]bool{}
+	}
+	f.counted[h] = true
 	f.BytesFetched += o.fetched
 	if o.cached {
 		f.BlobsCached++
@@ -232,6 +257,9 @@ func New(opts Options) (*Source, error) {
 	}
 	if opts.Retry.MaxBackoff <= 0 {
 		opts.Retry.MaxBackoff = 30 * time.Second
+	}
+	if opts.Concurrency <= 0 {
+		opts.Concurrency = DefaultConcurrency
 	}
 	log := opts.Logger
 	if log == nil {
@@ -287,6 +315,9 @@ func New(opts Options) (*Source, error) {
 	s.base = base
 	rt := &retryTransport{inner: newInsecureTransport(base, opts.Insecure), opts: opts.Retry, log: log}
 	s.client = &http.Client{Transport: rt}
+	if s.puller, err = remote.NewPuller(s.baseRemoteOpts()...); err != nil {
+		return nil, fmt.Errorf("setting up registry access: %w", err)
+	}
 	return s, nil
 }
 
@@ -298,6 +329,9 @@ func DefaultCacheDir() (string, error) {
 	}
 	return filepath.Join(d, "lvms-rebase"), nil
 }
+
+// Concurrency is the bound on parallel requests of one fan-out.
+func (s *Source) Concurrency() int { return s.opts.Concurrency }
 
 // Arches returns the MicroShift arch names this Source resolves, in order.
 func (s *Source) Arches() []string { return append([]string(nil), s.arches...) }

@@ -699,7 +699,7 @@ func TestOCILayout(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(tags, []string{"4.18.7-aarch64", "4.18.7-x86_64", "v4.18.7"}) {
 		t.Fatalf("tags %v %v", tags, err)
 	}
-	b, _, err := s.resolveBundle(ctx(t), "4.18")
+	b, _, err := s.resolveBundle(ctx(t), "4.18", newExtracted(""))
 	if err != nil {
 		t.Fatal(err)
 	}
