@@ -37,7 +37,7 @@ run() {
     --mirror "quay.io=$HOST/quay.io" \
     --mirror "registry.ci.openshift.org=$HOST/registry.ci.openshift.org" \
     --insecure-registry "$HOST" \
-    --mirror "github.com=$HOST/github.com" \
+    --mirror "raw.githubusercontent.com=$HOST/raw.githubusercontent.com" \
     --cache-dir "$CACHE" "$@"
 }
 

@@ -197,7 +197,8 @@ func (r *runner) resolve(ctx context.Context) error {
 		old := r.result.old.LVMS
 		choice = era.Choice{Minor: old.Minor, Rule: old.Rule, Reason: old.Reason}
 	}
-	if res.Resolution, err = r.src.Resolve(ctx, r.opts.OCP, choice.Minor); err != nil {
+	// The bundle and payloads stay extracted under the work directory for the fetch phases.
+	if res.Resolution, err = r.src.ResolveIn(ctx, r.opts.OCP, choice.Minor, filepath.Join(r.work, "resolved")); err != nil {
 		return err
 	}
 	if choice.Minor == "" {

@@ -47,9 +47,6 @@ const (
 	ModeCheck Mode = "check"
 )
 
-// DefaultSnapshotAssets is where the snapshot-controller operator's assets are fetched from.
-const DefaultSnapshotAssets = "https://github.com/openshift/cluster-csi-snapshot-controller-operator/archive/{commit}.tar.gz"
-
 // ErrDrift is returned (wrapped) by ModeCheck when the tree differs from what the lock renders.
 var ErrDrift = errors.New("the MicroShift tree differs from what the lock file's inputs render")
 
@@ -69,8 +66,8 @@ type Options struct {
 	MicroShiftDir string
 	// Source configures registries, auth, mirrors, cache and pins.
 	Source source.Options
-	// SnapshotAssets is a URL template with {commit}, a directory or a tarball
-	// (default DefaultSnapshotAssets).
+	// SnapshotAssets is a per-file URL template with {commit} and {path}, an archive URL
+	// template with {commit}, a directory or a tarball (default snapshot.DefaultSource).
 	SnapshotAssets string
 	// Mode selects write, dry-run, diff or check (default write).
 	Mode Mode
@@ -173,7 +170,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		return nil, err
 	}
 	if r.opts.SnapshotAssets == "" {
-		r.opts.SnapshotAssets = DefaultSnapshotAssets
+		r.opts.SnapshotAssets = snapshot.DefaultSource
 	}
 	if _, err := era.OCPRowFor(r.opts.OCP); err != nil {
 		return nil, err
@@ -233,7 +230,7 @@ func (r *runner) run(ctx context.Context) error {
 	var (
 		b           *bundle.Bundle
 		tr          *bundle.Result
-		payloads    = map[string]*payload.Payload{}
+		payloads    map[string]*payload.Payload
 		snap        *snapshot.Result
 		assets      *snapshot.Assets
 		archImages  = map[string]map[string]string{}
@@ -247,41 +244,17 @@ func (r *runner) run(ctx context.Context) error {
 	}
 
 	if err := r.phase("fetch-bundle", func() error {
-		dir := filepath.Join(r.work, "bundle")
-		st, err := r.src.FetchBundle(ctx, res.Resolution.Bundle, dir)
-		if err != nil {
-			return err
-		}
-		res.Fetched = append(res.Fetched, *st)
-		if b, err = bundle.Load(dir); err != nil {
-			return fmt.Errorf("bundle %s: %w", res.Resolution.Bundle.Ref, err)
-		}
-		res.BundleVersion = res.Resolution.Bundle.Version
-		return nil
+		var err error
+		b, err = r.fetchBundle(ctx)
+		return err
 	}); err != nil {
 		return err
 	}
 
 	if err := r.phase("fetch-payloads", func() error {
-		for _, p := range res.Resolution.Payloads {
-			dir := filepath.Join(r.work, "payload-"+p.Arch)
-			st, err := r.src.FetchPayload(ctx, p, dir)
-			if err != nil {
-				return err
-			}
-			res.Fetched = append(res.Fetched, *st)
-			pl, err := payload.Load(filepath.Join(dir, "release-manifests"))
-			if err != nil {
-				return fmt.Errorf("payload %s: %w", p.Ref, err)
-			}
-			payloads[p.Arch] = pl
-			// release.base comes from release-x86_64.json: its payload names the version
-			// (nightly pairs have a version string per arch; each is in the lock's payloads).
-			if res.PayloadVersion == "" || p.Arch == "x86_64" {
-				res.PayloadVersion = pl.Version()
-			}
-		}
-		return nil
+		var err error
+		payloads, err = r.fetchPayloads(ctx)
+		return err
 	}); err != nil {
 		return err
 	}
@@ -298,7 +271,7 @@ func (r *runner) run(ctx context.Context) error {
 			}
 		}
 		res.SnapshotCommit = commit
-		if assets, err = snapshot.Load(ctx, r.opts.SnapshotAssets, commit, r.src.FetchURL); err != nil {
+		if assets, err = r.loadSnapshotAssets(ctx, commit); err != nil {
 			return err
 		}
 		snap, err = snapshot.Translate(assets, r.era)
@@ -553,6 +526,9 @@ func (r *runner) buildLock(files map[string][]byte, assets *snapshot.Assets) *lo
 	l.SnapshotAssets = lock.SnapshotAssets{Source: r.opts.SnapshotAssets, Commit: res.SnapshotCommit}
 	if assets != nil {
 		l.SnapshotAssets.SHA256 = assetsDigest(assets)
+		for _, d := range assets.Digests() {
+			l.SnapshotAssets.Files = append(l.SnapshotAssets.Files, lock.File{Path: d.Path, SHA256: d.SHA256})
+		}
 	}
 	for _, p := range res.Resolution.Payloads {
 		l.Payloads = append(l.Payloads, lock.Payload{Arch: p.Arch, Ref: p.Ref, Digest: p.Digest, Version: p.Version})

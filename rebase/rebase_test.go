@@ -60,6 +60,16 @@ func hashTree(t *testing.T, root string) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
+// registryMirrors point the registries and raw.githubusercontent.com at the loopback registry.
+func registryMirrors(reg *testregistry.Registry) []source.Mirror {
+	return []source.Mirror{
+		{Source: "registry.redhat.io", Mirror: reg.Host() + "/registry.redhat.io"},
+		{Source: "quay.io", Mirror: reg.Host() + "/quay.io"},
+		{Source: "raw.githubusercontent.com", Mirror: reg.Host() + "/raw.githubusercontent.com"},
+		{Source: "github.com", Mirror: reg.Host() + "/github.com"},
+	}
+}
+
 func copyDir(t *testing.T, src string) string {
 	t.Helper()
 	dst := t.TempDir()
@@ -73,15 +83,10 @@ func TestRenderErrorLeavesTreeUntouched(t *testing.T) {
 	reg := testregistry.NewForTest(t, testregistry.Options{})
 	dir := copyDir(t, "../testdata/microshift")
 	before := hashTree(t, dir)
-	mirrors := []source.Mirror{
-		{Source: "registry.redhat.io", Mirror: reg.Host() + "/registry.redhat.io"},
-		{Source: "quay.io", Mirror: reg.Host() + "/quay.io"},
-		{Source: "github.com", Mirror: reg.Host() + "/github.com"},
-	}
 	_, err := Run(context.Background(), Options{
 		OCP: "4.18", AllowBaseMismatch: true,
 		MicroShiftDir: dir,
-		Source:        source.Options{Mirrors: mirrors, CacheDir: t.TempDir()},
+		Source:        source.Options{Mirrors: registryMirrors(reg), CacheDir: t.TempDir()},
 		Kustomize:     brokenOverlay(t, "overlays/lvms/4.18"),
 	})
 	if err == nil || !strings.Contains(err.Error(), "does-not-exist.yaml") {

@@ -2,7 +2,7 @@
 // (testdata/, `make fixtures`) from an OCI registry on 127.0.0.1 until interrupted. It is
 // what `make demo` runs; it lives here, not in lvms-rebase, so the shipped binary carries no
 // fixtures or test registry. Repositories keep their upstream host as a path prefix, so a
-// run points at it with the printed --mirror flags and --snapshot-assets URL. The first
+// run points at it with the printed --mirror flags (which cover the snapshot files' raw URLs). The first
 // output line is "ready HOST" for scripts to wait on.
 package main
 
@@ -124,6 +124,7 @@ func (o *options) serve(ctx context.Context, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "url %s\n", reg.URL())
 	fmt.Fprintf(stdout, "mirror-flags %s\n", strings.Join(reg.MirrorFlags(), " "))
 	fmt.Fprintf(stdout, "snapshot-assets %s\n", reg.SnapshotAssetsURL())
+	fmt.Fprintf(stdout, "snapshot-files %s\n", reg.SnapshotFilesURL())
 	<-ctx.Done()
 	fmt.Fprintln(stderr, "dev-registry: shutting down")
 	return reg.Close()

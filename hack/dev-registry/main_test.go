@@ -6,6 +6,8 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +18,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
 	"github.com/lvms-rebase/lvms-rebase/rebase/fixtures"
+	"github.com/lvms-rebase/lvms-rebase/rebase/testregistry"
 )
 
 // startDevRegistry runs `dev-registry args...` until the test ends and returns its
@@ -46,7 +49,7 @@ func startDevRegistry(t *testing.T, args ...string) (string, map[string]string) 
 	for sc.Scan() {
 		k, v, _ := strings.Cut(sc.Text(), " ")
 		lines[k] = v
-		if k == "snapshot-assets" {
+		if k == "snapshot-files" {
 			break
 		}
 	}
@@ -67,7 +70,9 @@ func TestDevRegistryServesCheckoutFixtures(t *testing.T) {
 	if !strings.HasPrefix(host, "127.0.0.1:") {
 		t.Fatalf("ready host %q", host)
 	}
-	if want := "--mirror registry.redhat.io=" + host + "/registry.redhat.io --mirror quay.io=" + host + "/quay.io --mirror registry.ci.openshift.org=" + host + "/registry.ci.openshift.org"; lines["mirror-flags"] != want {
+	if want := "--mirror registry.redhat.io=" + host + "/registry.redhat.io --mirror quay.io=" + host + "/quay.io" +
+		" --mirror registry.ci.openshift.org=" + host + "/registry.ci.openshift.org" +
+		" --mirror raw.githubusercontent.com=" + host + "/raw.githubusercontent.com"; lines["mirror-flags"] != want {
 		t.Errorf("mirror-flags %q, want %q", lines["mirror-flags"], want)
 	}
 	repo, _ := name.NewRepository(host+"/"+fixtures.BundleRepo, name.Insecure)
@@ -85,6 +90,16 @@ func TestDevRegistryServesCheckoutFixtures(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusNotFound {
 		t.Errorf("unknown snapshot commit: %d", resp.StatusCode)
+	}
+	commit := fixtureCommit(t)
+	url := strings.NewReplacer("{commit}", commit, "{path}", "manifests/05_operand_rbac.yaml").Replace(lines["snapshot-files"])
+	resp, err = http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("GET %s (snapshot-files line): %d, want 200", url, resp.StatusCode)
 	}
 }
 
@@ -137,4 +152,18 @@ func TestDevRegistryHelp(t *testing.T) {
 	if code := run(context.Background(), []string{"--help"}, &out, &errOut); code != 0 || !strings.Contains(errOut.String(), "-addr") {
 		t.Errorf("--help: exit %d, output lacks --addr:\n%s%s", code, out.String(), errOut.String())
 	}
+}
+
+// fixtureCommit is the snapshot-controller operator commit of the first fixture archive.
+func fixtureCommit(t *testing.T) string {
+	t.Helper()
+	dir, err := testregistry.FixturesDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ents, err := os.ReadDir(filepath.Join(dir, "snapshot-assets"))
+	if err != nil || len(ents) == 0 {
+		t.Fatalf("fixture snapshot-assets: %v", err)
+	}
+	return strings.TrimSuffix(ents[0].Name(), ".tar.gz")
 }

@@ -119,9 +119,11 @@ type SnapshotAssets struct {
 	Source string `json:"source,omitempty"`
 	// Commit is the operator commit (from the payload image's build labels).
 	Commit string `json:"commit"`
-	// SHA256 is the digest of the fetched archive ("sha256:<hex>" or bare hex), so a cached
-	// copy can be verified offline.
+	// SHA256 is the digest of the files read (paths and contents, sorted; "sha256:<hex>"
+	// or bare hex), so a cached copy can be verified offline.
 	SHA256 string `json:"sha256,omitempty"`
+	// Files are the operator files read, sorted by path, each with its sha256 (hex).
+	Files []File `json:"files,omitempty"`
 }
 
 // ImageDigests is one image written to the release JSON files.
@@ -210,6 +212,8 @@ func (l *Lock) sort() {
 	sort.Slice(l.Payloads, func(i, j int) bool { return l.Payloads[i].Arch < l.Payloads[j].Arch })
 	sort.Slice(l.Images, func(i, j int) bool { return l.Images[i].Key < l.Images[j].Key })
 	sort.Slice(l.Files, func(i, j int) bool { return l.Files[i].Path < l.Files[j].Path })
+	sf := l.SnapshotAssets.Files
+	sort.Slice(sf, func(i, j int) bool { return sf[i].Path < sf[j].Path })
 }
 
 // Validate checks what a re-render needs: identity, every input digest, digest formats,
@@ -280,6 +284,14 @@ func (l *Lock) Validate() error {
 	}
 	if v := l.SnapshotAssets.SHA256; v != "" && !digestRE.MatchString(v) && !hexRE.MatchString(v) {
 		add("snapshotAssets.sha256: %q: expected sha256:<64 hex digits> or 64 hex digits", v)
+	}
+	for i, f := range l.SnapshotAssets.Files {
+		if f.Path == "" || strings.HasPrefix(f.Path, "/") || strings.Contains(f.Path, "..") {
+			add("snapshotAssets.files[%d] (%s): expected a repository-relative path", i, f.Path)
+		}
+		if !hexRE.MatchString(f.SHA256) {
+			add("snapshotAssets.files[%d] (%s).sha256: %q: expected 64 hex digits", i, f.Path, f.SHA256)
+		}
 	}
 	keys := map[string]bool{}
 	for i, img := range l.Images {

@@ -3,8 +3,9 @@
 // fixture tree (rebase/fixtures), with repositories named after their upstream host
 // ("HOST/registry.redhat.io/lvms4/lvms-operator-bundle") so a run can point at it with
 // --mirror flags. It can require HTTP basic auth, inject faults per request, counts
-// requests and bytes per path, paginates tag lists with Link headers, and serves the
-// snapshot-controller operator tarballs at GitHub's archive path.
+// requests and bytes per path, paginates tag lists with Link headers, serves the
+// snapshot-controller operator tarballs at GitHub's archive path and their files at
+// raw.githubusercontent.com's path, and can model a slow network (delay, bandwidth cap).
 package testregistry
 
 import (
@@ -40,6 +41,8 @@ type Options struct {
 	Fixtures fs.FS
 	// Logf receives the seeding summary and a line per injected fault; default discards.
 	Logf func(format string, args ...any)
+	// Network models a distant registry on loopback (zero: none); see SetNetwork.
+	Network Network
 }
 
 // Registry is a running loopback registry.
@@ -50,9 +53,12 @@ type Registry struct {
 	fixtures fs.FS
 	opts     Options
 
-	mu     sync.Mutex
-	faults []*activeFault
-	stats  map[statKey]*PathStats
+	mu       sync.Mutex
+	faults   []*activeFault
+	stats    map[statKey]*PathStats
+	archives map[string][]byte            // snapshot archives added at run time, by commit
+	rawFiles map[string]map[string][]byte // commit → path → content, indexed from the archives
+	network  *network
 
 	closeOnce sync.Once
 	closeErr  error
@@ -99,7 +105,8 @@ func Start(opts Options) (*Registry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listening on %s: %w", opts.Addr, err)
 	}
-	r := &Registry{host: ln.Addr().String(), ln: ln, fixtures: fsys, opts: opts, stats: map[statKey]*PathStats{}}
+	r := &Registry{host: ln.Addr().String(), ln: ln, fixtures: fsys, opts: opts, stats: map[statKey]*PathStats{},
+		archives: map[string][]byte{}, rawFiles: map[string]map[string][]byte{}, network: newNetwork(opts.Network)}
 	r.srv = &http.Server{Handler: r.handler(inner), ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		if err := r.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -135,12 +142,14 @@ func (r *Registry) Host() string { return r.host }
 // URL is "http://127.0.0.1:PORT".
 func (r *Registry) URL() string { return "http://" + r.host }
 
-// MirrorFlags are the lvms-rebase flags that redirect both upstream registries here.
+// MirrorFlags are the lvms-rebase flags that redirect both upstream registries and the
+// snapshot-controller operator's raw files here.
 func (r *Registry) MirrorFlags() []string {
 	return []string{
 		"--mirror", "registry.redhat.io=" + r.host + "/registry.redhat.io",
 		"--mirror", "quay.io=" + r.host + "/quay.io",
 		"--mirror", "registry.ci.openshift.org=" + r.host + "/registry.ci.openshift.org",
+		"--mirror", "raw.githubusercontent.com=" + r.host + "/raw.githubusercontent.com",
 	}
 }
 
@@ -162,13 +171,15 @@ func (r *Registry) handler(inner http.Handler) http.Handler {
 		switch {
 		case strings.HasPrefix(req.URL.Path, SnapshotArchivePrefix):
 			r.serveSnapshot(w, req)
+		case strings.HasPrefix(req.URL.Path, RawFilePrefix):
+			r.serveRawFile(w, req)
 		case isTagList(req):
 			serveTagList(inner, w, req)
 		default:
 			inner.ServeHTTP(w, req)
 		}
 	})
-	return r.count(r.inject(r.auth(route)))
+	return r.network.handler(r.count(r.inject(r.auth(route))))
 }
 
 func (r *Registry) auth(next http.Handler) http.Handler {
@@ -194,11 +205,11 @@ func (r *Registry) auth(next http.Handler) http.Handler {
 func (r *Registry) serveSnapshot(w http.ResponseWriter, req *http.Request) {
 	name := strings.TrimPrefix(req.URL.Path, SnapshotArchivePrefix)
 	commit, ok := strings.CutSuffix(name, ".tar.gz")
-	if !ok || commit == "" || strings.ContainsAny(commit, "/.") {
+	if !ok {
 		http.NotFound(w, req)
 		return
 	}
-	data, err := fs.ReadFile(r.fixtures, "snapshot-assets/"+commit+".tar.gz")
+	data, err := r.snapshotArchive(commit)
 	if err != nil {
 		http.NotFound(w, req)
 		return

@@ -328,7 +328,9 @@ func TestSnapshotAssets(t *testing.T) {
 		t.Errorf("SnapshotAssetsURL = %s", reg.SnapshotAssetsURL())
 	}
 	flags := strings.Join(reg.MirrorFlags(), " ")
-	if want := "--mirror registry.redhat.io=" + reg.Host() + "/registry.redhat.io --mirror quay.io=" + reg.Host() + "/quay.io --mirror registry.ci.openshift.org=" + reg.Host() + "/registry.ci.openshift.org"; flags != want {
+	if want := "--mirror registry.redhat.io=" + reg.Host() + "/registry.redhat.io --mirror quay.io=" + reg.Host() + "/quay.io" +
+		" --mirror registry.ci.openshift.org=" + reg.Host() + "/registry.ci.openshift.org" +
+		" --mirror raw.githubusercontent.com=" + reg.Host() + "/raw.githubusercontent.com"; flags != want {
 		t.Errorf("MirrorFlags = %q, want %q", flags, want)
 	}
 }

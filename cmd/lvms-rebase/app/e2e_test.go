@@ -53,7 +53,7 @@ func (e *e2e) run(dir string, args ...string) (int, string, string) {
 	// The snapshot assets keep their canonical github.com URL (it is recorded in the lock) and
 	// are served by the loopback registry through a mirror, like the images.
 	full := append([]string{"--microshift-dir", dir, "-a", e.authFile, "--cache-dir", e.cache,
-		"--insecure-registry", e.reg.Host(), "--mirror", "github.com=" + e.reg.Host() + "/github.com"}, e.reg.MirrorFlags()...)
+		"--insecure-registry", e.reg.Host()}, e.reg.MirrorFlags()...)
 	full = append(full, args...)
 	var out, errOut bytes.Buffer
 	code := Main(full, IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut})

@@ -158,7 +158,7 @@ func TestFailuresLeaveTreeUntouched(t *testing.T) {
 			os.WriteFile(filepath.Join(assets, "assets", "csi_controller_deployment.yaml"), []byte("kind: [broken"), 0o644)
 			os.WriteFile(filepath.Join(assets, "manifests", "05_operand_rbac.yaml"), []byte("kind: ClusterRole\n"), 0o644)
 			return []string{"--ocp", "4.18", "--allow-base-mismatch", "--snapshot-assets", assets}
-		}, "missing assets/volumesnapshotclasses.yaml"},
+		}, "assets/volumesnapshotclasses.yaml"},
 		{"missing release JSON", func(t *testing.T, e *e2e, dir string) []string {
 			os.Remove(filepath.Join(dir, "assets/release/release-aarch64.json"))
 			return []string{"--ocp", "4.18", "--allow-base-mismatch"}

@@ -14,6 +14,7 @@ import (
 	lvmsrebase "github.com/lvms-rebase/lvms-rebase"
 	"github.com/lvms-rebase/lvms-rebase/internal/version"
 	"github.com/lvms-rebase/lvms-rebase/rebase"
+	"github.com/lvms-rebase/lvms-rebase/rebase/snapshot"
 )
 
 // rebaseFlags are the flags of the main job, `lvms-rebase --ocp X.Y`.
@@ -48,7 +49,7 @@ func configureRebase(root *cobra.Command, streams IOStreams, logs *logFlags) {
 	fl.StringVar(&f.payload, "payload", "", "payload rule: tree (the pull specs of the tree's "+rebase.LastRebaseFile+"; the default when it exists) or newest (newest GA z common to every arch); --ocp-release* pins win")
 	fl.StringVar(&f.microshiftDir, "microshift-dir", ".", "root of the MicroShift checkout to write into")
 	fl.StringVar(&f.snapshotAssets, "snapshot-assets", "",
-		"where the csi-snapshot-controller operator assets come from: a URL template with {commit}, a directory or a tarball\n(default "+rebase.DefaultSnapshotAssets+"; with --check the lock file's)")
+		"where the csi-snapshot-controller operator assets come from: a per-file URL template with {commit} and {path} (only the files\nthe era reads are fetched), an archive URL template with {commit} (e.g. "+snapshot.ArchiveSource+"),\na directory or a tarball (default "+snapshot.DefaultSource+"; with --check the lock file's)")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "resolve and render, print the plan (references, digests, files to add/change/remove); write nothing")
 	fl.BoolVar(&f.diff, "diff", false, "like --dry-run, and print a unified diff against the tree; exit 3 when it shows differences")
 	fl.BoolVar(&f.check, "check", false, "re-render from the lock file's inputs; exit 3 when the tree differs (CI verify step)")

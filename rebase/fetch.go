@@ -1,0 +1,113 @@
+package rebase
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/lvms-rebase/lvms-rebase/rebase/bundle"
+	"github.com/lvms-rebase/lvms-rebase/rebase/payload"
+	"github.com/lvms-rebase/lvms-rebase/rebase/snapshot"
+	"github.com/lvms-rebase/lvms-rebase/rebase/source"
+)
+
+// The fetch phases reuse what resolve extracted (source.ResolveIn keeps it under the work
+// directory, see runner.resolve); they fetch only when it is absent, and then fetch the
+// payloads in parallel.
+
+// fetchBundle loads the bundle resolve extracted (or fetches it) and records its cost.
+func (r *runner) fetchBundle(ctx context.Context) (*bundle.Bundle, error) {
+	res := r.result
+	ref := res.Resolution.Bundle
+	var dir string
+	var st source.FetchStats
+	if x := res.Resolution.Extracted; x != nil && x.BundleDir != "" {
+		dir, st = x.BundleDir, x.Bundle
+	} else {
+		dir = filepath.Join(r.work, "bundle")
+		got, err := r.src.FetchBundle(ctx, ref, dir)
+		if err != nil {
+			return nil, err
+		}
+		st = *got
+	}
+	res.Fetched = append(res.Fetched, st)
+	b, err := bundle.Load(dir)
+	if err != nil {
+		return nil, fmt.Errorf("bundle %s: %w", ref.Ref, err)
+	}
+	res.BundleVersion = ref.Version
+	return b, nil
+}
+
+// fetchPayloads loads every arch's release-manifests/, from resolve's extraction or by
+// fetching the arches in parallel; results and stats keep the arch order.
+func (r *runner) fetchPayloads(ctx context.Context) (map[string]*payload.Payload, error) {
+	res := r.result
+	refs := res.Resolution.Payloads
+	loaded := make([]*payload.Payload, len(refs))
+	stats := make([]source.FetchStats, len(refs))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(r.src.Concurrency())
+	for i, p := range refs {
+		g.Go(func() error {
+			dir, st, err := r.payloadDir(gctx, p)
+			if err != nil {
+				return err
+			}
+			stats[i] = st
+			if loaded[i], err = payload.Load(filepath.Join(dir, "release-manifests")); err != nil {
+				return fmt.Errorf("payload %s: %w", p.Ref, err)
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	out := map[string]*payload.Payload{}
+	for i, p := range refs {
+		out[p.Arch] = loaded[i]
+		res.Fetched = append(res.Fetched, stats[i])
+		// release.base comes from release-x86_64.json: its payload names the version
+		// (nightly pairs have a version string per arch; each is in the lock's payloads).
+		if res.PayloadVersion == "" || p.Arch == "x86_64" {
+			res.PayloadVersion = loaded[i].Version()
+		}
+	}
+	return out, nil
+}
+
+// payloadDir is where p's release-manifests/ are unpacked: resolve's copy, or a new fetch.
+func (r *runner) payloadDir(ctx context.Context, p source.PayloadRef) (string, source.FetchStats, error) {
+	if x := r.result.Resolution.Extracted; x != nil {
+		if dir, ok := x.PayloadDirs[p.Arch]; ok {
+			return dir, x.Payloads[p.Arch], nil
+		}
+	}
+	dir := filepath.Join(r.work, "payload-"+p.Arch)
+	st, err := r.src.FetchPayload(ctx, p, dir)
+	if err != nil {
+		return "", source.FetchStats{}, err
+	}
+	return dir, *st, nil
+}
+
+// loadSnapshotAssets reads the files the era's translation needs at commit: one request
+// per file, in parallel, for a per-file source; a whole archive, directory or tarball
+// otherwise.
+func (r *runner) loadSnapshotAssets(ctx context.Context, commit string) (*snapshot.Assets, error) {
+	paths, err := snapshot.Needed(r.era)
+	if err != nil {
+		return nil, err
+	}
+	return snapshot.LoadWith(ctx, snapshot.LoadOptions{
+		Source:      r.opts.SnapshotAssets,
+		Commit:      commit,
+		Paths:       paths,
+		Fetch:       r.src.FetchURL,
+		Concurrency: r.src.Concurrency(),
+	})
+}
