@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# make bench: a full two-arch `lvms-rebase --ocp X.Y` against a loopback registry whose
-# payloads carry ~150 MB of incompressible filler (cold, warm, and the stock-tools pipeline
-# for a ratio; see hack/bench/main.go), then the repository's Go benchmarks, briefly.
-# It only measures; it fails only when a run fails.
+# make bench: a full two-arch `lvms-rebase --ocp X.Y` against a loopback registry shaped like
+# the real inputs (payloads with ~150 MB of incompressible filler and a ~2 MB release-manifests
+# layer, an ~11 MB snapshot-controller operator archive, all generated at bench time and never
+# committed) behind a network model (40 ms per request, 100 Mbit/s): cold, warm, and a
+# legacy-shaped pipeline for a ratio (see hack/bench/main.go), then the repository's Go
+# benchmarks, briefly. It only measures; it fails only when a run fails.
 #
 #   BIN=…          lvms-rebase binary (default _output/bin/lvms-rebase, built by make build)
 #   BENCH_OUT=…    output directory (default _output/bench; result.json and logs land here)
-#   BENCH_FLAGS=…  extra flags for hack/bench, e.g. "-ocp 4.18 -filler 52428800"
+#   BENCH_FLAGS=…  extra flags for hack/bench, e.g. "-ocp 4.18 -delay 40ms -link-mbps 100 -filler 52428800"
 #   GO_BENCH=0     skip the Go benchmarks
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,7 +19,7 @@ OUT=${BENCH_OUT:-_output/bench}
 [ -x "$BIN" ] || { echo "bench: $BIN is missing; run make build" >&2; exit 1; }
 mkdir -p "$OUT" _output/bin
 
-echo "== two-arch rebase vs stock tools"
+echo "== two-arch rebase vs the legacy-shaped pipeline, under a network model"
 "$GO" build -o _output/bin/bench ./hack/bench
 "$GO" build -o _output/bin/bench-rusage ./hack/bench/rusage
 # shellcheck disable=SC2086 # BENCH_FLAGS is a list of flags

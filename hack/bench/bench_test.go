@@ -58,22 +58,27 @@ func TestComputeRatios(t *testing.T) {
 	r := MinorResult{
 		Minimal: Minimal{Parts: []Part{{"bundle", 100}, {"payload x86_64", 300}}},
 		Cold:    Measurement{BytesFetched: 800, WallSeconds: 2, PeakRSSKiB: 1000},
-		Stock:   Measurement{BytesFetched: 8000, WallSeconds: 10, PeakRSSKiB: 3000},
+		Legacy:  Measurement{BytesFetched: 8000, WallSeconds: 10, PeakRSSKiB: 3000},
 	}
-	r.computeRatios(0)
+	// 4 round trips × 0.25s + 400 B at 0.0032 Mbit/s (1s) = 2s.
+	r.computeRatios(0.25, 400*8/1e6)
 	want := MinorRatios{
-		ColdFetchedOverMinimal:  2,
-		StockFetchedOverMinimal: 20,
-		StockOverColdBytes:      10,
-		StockOverColdWall:       5,
-		StockOverColdRSS:        3,
+		ColdFetchedOverMinimal:   2,
+		LegacyFetchedOverMinimal: 20,
+		LegacyOverColdBytes:      10,
+		ColdOverLegacyWall:       0.2,
+		ColdOverCriticalPath:     1,
+		LegacyOverColdRSS:        3,
 	}
 	if r.MinimalBytes != 400 || r.Ratios != want {
 		t.Errorf("computeRatios: minimal %d, ratios %+v; want 400, %+v", r.MinimalBytes, r.Ratios, want)
 	}
+	if cp := r.CriticalPath; cp.RoundTrips != DependentRoundTrips || cp.Bytes != 400 || math.Abs(cp.Seconds-2) > 1e-9 {
+		t.Errorf("critical path %+v, want 4 round trips, 400 B, 2s", cp)
+	}
 	// A zero cold measurement must not put Inf into result.json.
-	z := MinorResult{Stock: Measurement{BytesFetched: 1}}
-	z.computeRatios(0)
+	z := MinorResult{Legacy: Measurement{BytesFetched: 1}}
+	z.computeRatios(0, 0)
 	if _, err := json.Marshal(z); err != nil {
 		t.Errorf("marshal with zero denominators: %v", err)
 	}
@@ -241,16 +246,17 @@ func TestCopyTreeAndCountYAML(t *testing.T) {
 }
 
 func TestWriteTable(t *testing.T) {
-	r := &Report{Go: "go1.26 linux/amd64", CPUs: 2, FillerBytes: 150 << 20, Kubectl: "absent", BuildSeconds: 1, PushSeconds: 2, LinkMbps: 100}
+	r := &Report{Go: "go1.26 linux/amd64", CPUs: 2, FillerBytes: 150 << 20, Kubectl: "absent", BuildSeconds: 1, PushSeconds: 2,
+		LinkMbps: 100, DelaySeconds: 0.04, Binary: "lvms-rebase v1"}
 	m := MinorResult{
 		OCP: "4.18", PayloadVersion: "4.18.4", Bundle: "v4.18.4-3", Files: 30,
 		Minimal: Minimal{Parts: []Part{{"bundle", 2048}, {"payload x86_64", 4096}}},
 		Cold:    Measurement{Name: "lvms-rebase cold", WallSeconds: 1.25, BytesFetched: 8192, BlobGETs: 7, PeakRSSKiB: 51200},
 		Warm:    Measurement{Name: "lvms-rebase warm", WallSeconds: 0.5},
-		Stock:   Measurement{Name: "stock pipeline", WallSeconds: 5, BytesFetched: 300 << 20, Phases: []PhaseTime{{"export payloads", 4}}},
+		Legacy:  Measurement{Name: "legacy-shaped", WallSeconds: 5, BytesFetched: 300 << 20, Phases: []PhaseTime{{"export payloads", 4}}},
 		Notes:   []string{"kubectl not found"},
 	}
-	m.computeRatios(r.LinkMbps)
+	m.computeRatios(r.DelaySeconds, r.LinkMbps)
 	r.Minors = append(r.Minors, m)
 	var b strings.Builder
 	if err := r.WriteTable(&b); err != nil {
@@ -258,16 +264,19 @@ func TestWriteTable(t *testing.T) {
 	}
 	out := b.String()
 	for _, want := range []string{
-		"150.0 MiB of filler per payload",
+		"lvms-rebase bench (lvms-rebase v1): x86_64 + aarch64, 150.0 MiB of filler per payload",
+		"network model on loopback: 0.04s per request, 100 Mbit/s shared link",
 		"OCP 4.18: payload 4.18.4, bundle v4.18.4-3, 30 files written",
 		"lvms-rebase cold",
 		"8.0 KiB",
 		"1.33x", // 8192 / 6144
 		"50.0 MiB",
 		"minimal bytes needed: 6.0 KiB (6144 B) = bundle 2.0 KiB, payload x86_64 4.0 KiB",
-		"stock / lvms-rebase cold: wall 4.00x, bytes 38400x",
-		"stock phases: export payloads 4.00s",
-		"at 100 Mbit/s (estimate, not measured): lvms-rebase cold 0.00s, stock 25.17s",
+		// 4 × 0.04 + 6144 × 8 / 100e6 = 0.16049s
+		"critical-path estimate: 4 dependent round trips x 0.04s + 6.0 KiB / 100 Mbit/s = 0.16s",
+		"cold wall / legacy 0.25x (<= 0.25x), cold wall / critical path 7.79x (<= 2x), warm blob GETs 0 (= 0)",
+		"legacy-shaped / lvms-rebase cold: bytes 38400x",
+		"legacy-shaped phases: export payloads 4.00s",
 		"note: kubectl not found",
 	} {
 		if !strings.Contains(out, want) {
@@ -283,9 +292,10 @@ func TestBytesByKind(t *testing.T) {
 		{Method: "GET", Path: "/v2/quay.io/a/manifests/sha256:3", Requests: 2, Bytes: 7},
 		{Method: "GET", Path: "/v2/quay.io/a/tags/list", Requests: 1, Bytes: 3},
 		{Method: "GET", Path: testregistry.SnapshotArchivePrefix + "abc.tar.gz", Requests: 1, Bytes: 9},
+		{Method: "GET", Path: testregistry.RawFilePrefix + "abc/assets/x.yaml", Requests: 2, Bytes: 5},
 		{Method: "GET", Path: "/v2/", Requests: 4, Bytes: 2},
 	}}
-	want := []Part{{"blobs", 150}, {"manifests", 7}, {"tag lists", 3}, {"snapshot tarballs", 9}, {"other", 2}}
+	want := []Part{{"blobs", 150}, {"manifests", 7}, {"tag lists", 3}, {"snapshot archives", 9}, {"snapshot files", 5}, {"other", 2}}
 	if got := bytesByKind(s); !reflect.DeepEqual(got, want) {
 		t.Errorf("bytesByKind = %+v, want %+v", got, want)
 	}

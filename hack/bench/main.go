@@ -1,15 +1,20 @@
 // Command bench is `make bench`: it measures a full two-arch `lvms-rebase --ocp X.Y`
-// against a loopback registry holding payloads with ~150 MB of incompressible filler, cold
-// and warm, and the same job done with stock tools (a crane-style export of the bundle and
-// of every payload layer, then `kubectl kustomize`), and prints one table plus
-// _output/bench/result.json.
+// against a loopback registry shaped like the real inputs — payloads with ~150 MB of
+// incompressible filler and a ~2 MB release-manifests layer, an ~11 MB snapshot-controller
+// operator archive — behind a network model (a delay per request and a shared bandwidth
+// cap, 40 ms and 100 Mbit/s by default). It runs lvms-rebase cold and warm, and a
+// legacy-shaped pipeline doing the same job the way the legacy scripts do (the bundle
+// pulled once per arch, each payload's whole image, per-arch relatedImage lookups, the whole
+// archive, all in sequence, then `kubectl kustomize`), and prints one table plus
+// _output/bench/result.json with bytes against the minimal bytes and wall time against the
+// critical-path estimate.
 //
 // It only measures: nothing is compared against a time budget. It fails when a run fails,
 // when the cold run writes nothing or the warm run changes the tree, because then the
 // numbers would not describe the job.
 //
-// `bench peer -spec FILE -result FILE` is the stock pipeline itself; the bench runs it as a
-// child process so that its wall time and peak RSS are measured like lvms-rebase's.
+// `bench peer -spec FILE -result FILE` is the legacy-shaped pipeline itself; the bench runs
+// it as a child process so that its wall time and peak RSS are measured like lvms-rebase's.
 package main
 
 import (
@@ -62,6 +67,11 @@ type options struct {
 	ocp        []string
 	kubectl    string
 	linkMbps   float64
+	delay      time.Duration
+	// snapshotBytes and manifestsBytes pad the snapshot archive and the release-manifests
+	// layer to real sizes (fixtures.Options).
+	snapshotBytes  int64
+	manifestsBytes int64
 }
 
 func parseOptions(args []string) (*options, error) {
@@ -73,8 +83,11 @@ func parseOptions(args []string) (*options, error) {
 	fs.StringVar(&o.microshift, "microshift", "testdata/microshift", "MicroShift-like tree copied as the rebase target")
 	fs.Int64Var(&o.filler, "filler", 150<<20, "incompressible filler bytes per payload image")
 	ocp := fs.String("ocp", "4.18,4.17", "comma-separated OpenShift minors to rebase onto, one bench each")
-	fs.StringVar(&o.kubectl, "kubectl", "", `kubectl for the stock pipeline (default: from PATH; "none" skips kubectl kustomize)`)
-	fs.Float64Var(&o.linkMbps, "link-mbps", 100, "link rate for the download-time estimate printed next to the loopback figures (0: none)")
+	fs.StringVar(&o.kubectl, "kubectl", "", `kubectl for the legacy-shaped pipeline (default: from PATH; "none" skips kubectl kustomize)`)
+	fs.Float64Var(&o.linkMbps, "link-mbps", 100, "network model: the registry's bandwidth, shared by all responses (0: unlimited)")
+	fs.DurationVar(&o.delay, "delay", 40*time.Millisecond, "network model: the delay before every response (0: none)")
+	fs.Int64Var(&o.snapshotBytes, "snapshot-archive-bytes", 11400<<10, "padding of the snapshot-controller operator archive (real: 11-12 MB)")
+	fs.Int64Var(&o.manifestsBytes, "release-manifests-bytes", 2<<20, "padding of each payload's release-manifests layer (real: ~2 MB)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -90,8 +103,16 @@ func parseOptions(args []string) (*options, error) {
 			return nil, fmt.Errorf("-ocp %s: %w", v, err)
 		}
 	}
-	if o.filler < 0 {
-		return nil, fmt.Errorf("-filler %d: expected a byte count >= 0", o.filler)
+	for _, f := range []struct {
+		name string
+		n    int64
+	}{{"-filler", o.filler}, {"-snapshot-archive-bytes", o.snapshotBytes}, {"-release-manifests-bytes", o.manifestsBytes}} {
+		if f.n < 0 {
+			return nil, fmt.Errorf("%s %d: expected a byte count >= 0", f.name, f.n)
+		}
+	}
+	if o.delay < 0 || o.linkMbps < 0 {
+		return nil, fmt.Errorf("-delay %s, -link-mbps %g: expected values >= 0", o.delay, o.linkMbps)
 	}
 	switch o.kubectl {
 	case "none":
@@ -156,11 +177,13 @@ func benchMain(args []string) error {
 	}
 
 	rep := &Report{
-		Go:          runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH,
-		CPUs:        runtime.NumCPU(),
-		FillerBytes: o.filler,
-		Kubectl:     kubectlVersion(ctx, o.kubectl),
-		LinkMbps:    o.linkMbps,
+		Go:           runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH,
+		CPUs:         runtime.NumCPU(),
+		FillerBytes:  o.filler,
+		Kubectl:      kubectlVersion(ctx, o.kubectl),
+		LinkMbps:     o.linkMbps,
+		DelaySeconds: o.delay.Seconds(),
+		Binary:       binaryVersion(ctx, o.bin),
 	}
 	minors, err := fixtureMinors(o.ocp)
 	if err != nil {
@@ -168,14 +191,15 @@ func benchMain(args []string) error {
 	}
 	fmt.Fprintf(os.Stderr, "bench: building fixtures for %s with %s of filler per payload\n", strings.Join(minors, ", "), humanBytes(o.filler))
 	start := time.Now()
-	set, err := fixtures.Build(fixtures.Options{FillerBytes: o.filler, Minors: minors})
+	set, err := fixtures.Build(fixtures.Options{FillerBytes: o.filler, Minors: minors,
+		SnapshotArchiveBytes: o.snapshotBytes, ReleaseManifestsBytes: o.manifestsBytes})
 	if err != nil {
 		return fmt.Errorf("building fixtures: %w", err)
 	}
 	rep.BuildSeconds = time.Since(start).Seconds()
 
-	// The default fixtures seed the snapshot-asset tarballs (the filler changes only
-	// payloads); pushing the filler set then re-points the payload tags at the big images.
+	// Pushing the padded set re-points the payload tags at the big images; its real-size
+	// archives replace the committed ones for the same commits.
 	reg, err := testregistry.Start(testregistry.Options{})
 	if err != nil {
 		return fmt.Errorf("starting the loopback registry: %w", err)
@@ -186,10 +210,13 @@ func benchMain(args []string) error {
 		return fmt.Errorf("pushing fixtures to %s: %w", reg.Host(), err)
 	}
 	rep.PushSeconds = time.Since(start).Seconds()
+	for _, a := range set.SnapshotAssets {
+		reg.AddSnapshotArchive(a.Commit, a.Tarball)
+	}
 	fmt.Fprintf(os.Stderr, "bench: registry %s ready (build %s, push %s)\n", reg.Host(), seconds(rep.BuildSeconds), seconds(rep.PushSeconds))
 
 	for _, v := range o.ocp {
-		mr, err := benchMinor(ctx, o, reg, set, v)
+		mr, err := benchMinor(ctx, o, reg, v)
 		if err != nil {
 			return fmt.Errorf("--ocp %s: %w", v, err)
 		}
@@ -250,7 +277,7 @@ func (r *rebaseOutput) phases() []PhaseTime {
 	return out
 }
 
-func benchMinor(ctx context.Context, o *options, reg *testregistry.Registry, set *fixtures.Set, ocp string) (*MinorResult, error) {
+func benchMinor(ctx context.Context, o *options, reg *testregistry.Registry, ocp string) (*MinorResult, error) {
 	dir := filepath.Join(o.out, ocp)
 	if err := os.RemoveAll(dir); err != nil {
 		return nil, err
@@ -259,68 +286,97 @@ func benchMinor(ctx context.Context, o *options, reg *testregistry.Registry, set
 	if err := copyTree(o.microshift, tree); err != nil {
 		return nil, err
 	}
+	mr := &MinorResult{OCP: ocp}
+	reg.SetNetwork(o.network())
+	if err := runRebases(ctx, o, reg, dir, tree, mr); err != nil {
+		return nil, err
+	}
+	lk, err := lock.Read(filepath.Join(tree, filepath.FromSlash(lock.Path)))
+	if err != nil {
+		return nil, err
+	}
+	mr.Files = len(lk.Files)
+	if err := runLegacy(ctx, o, reg, dir, tree, lk, mr); err != nil {
+		return nil, err
+	}
+	// Measured after the runs, at loopback speed, so its own requests never reach the
+	// counters above.
+	reg.SetNetwork(testregistry.Network{})
+	if mr.Minimal, err = minimalBytes(ctx, reg.Host(), lk); err != nil {
+		return nil, fmt.Errorf("computing the minimal bytes: %w", err)
+	}
+	mr.computeRatios(o.delay.Seconds(), o.linkMbps)
+	return mr, nil
+}
+
+// network is the model the runs are measured under.
+func (o *options) network() testregistry.Network {
+	return testregistry.Network{Delay: o.delay, BytesPerSecond: int64(o.linkMbps * 1e6 / 8)}
+}
+
+// runRebases runs lvms-rebase cold then warm on tree and records both in mr.
+func runRebases(ctx context.Context, o *options, reg *testregistry.Registry, dir, tree string, mr *MinorResult) error {
 	// An empty credentials file keeps whatever the user has in ~/.docker or the pull
 	// secret out of the measurement.
 	authFile := filepath.Join(dir, "auth.json")
 	if err := os.WriteFile(authFile, []byte(`{"auths":{}}`+"\n"), 0o600); err != nil {
-		return nil, err
+		return err
 	}
+	// The snapshot files come from their default (raw.githubusercontent.com) URLs through the
+	// registry's mirror flags; github.com is mirrored too, for binaries or locks that read
+	// the archive.
 	args := append([]string{
-		"--ocp", ocp,
+		"--ocp", mr.OCP,
 		"--microshift-dir", tree,
 		"--cache-dir", filepath.Join(dir, "cache"),
 		"--authfile", authFile,
 		"--insecure-registry", reg.Host(),
-		"--snapshot-assets", reg.SnapshotAssetsURL(),
+		"--mirror", "github.com=" + reg.Host() + "/github.com",
 		"-o", "json",
 	}, reg.MirrorFlags()...)
-
-	mr := &MinorResult{OCP: ocp}
 	var cold, warm *rebaseOutput
 	for _, run := range []struct {
 		name string
 		m    *Measurement
 		out  **rebaseOutput
 	}{{"cold", &mr.Cold, &cold}, {"warm", &mr.Warm, &warm}} {
-		fmt.Fprintf(os.Stderr, "bench: --ocp %s: lvms-rebase %s\n", ocp, run.name)
+		fmt.Fprintf(os.Stderr, "bench: --ocp %s: lvms-rebase %s\n", mr.OCP, run.name)
 		stdout := filepath.Join(dir, "lvms-rebase-"+run.name+".json")
 		reg.ResetStats()
 		m, err := runChild(ctx, o.rusage, o.bin, args, stdout, filepath.Join(dir, "lvms-rebase-"+run.name+".log"))
 		if err != nil {
-			return nil, err
+			return err
 		}
 		m.Name = "lvms-rebase " + run.name
 		addStats(&m, reg.Stats())
 		data, err := os.ReadFile(stdout)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if *run.out, err = parseRebaseOutput(data); err != nil {
-			return nil, fmt.Errorf("%s run (%s): %w", run.name, stdout, err)
+			return fmt.Errorf("%s run (%s): %w", run.name, stdout, err)
 		}
 		m.Phases = (*run.out).phases()
 		*run.m = m
 	}
 	if cold.changed() == 0 {
-		return nil, fmt.Errorf("the cold run wrote nothing into %s; a fresh tree must change", tree)
+		return fmt.Errorf("the cold run wrote nothing into %s; a fresh tree must change", tree)
 	}
 	if n := warm.changed(); n != 0 {
-		return nil, fmt.Errorf("the warm run changed %d files in %s; it must report no changes", n, tree)
+		return fmt.Errorf("the warm run changed %d files in %s; it must report no changes", n, tree)
 	}
 	mr.PayloadVersion, mr.Bundle = cold.PayloadVersion, cold.BundleVersion
+	return nil
+}
 
-	lk, err := lock.Read(filepath.Join(tree, filepath.FromSlash(lock.Path)))
-	if err != nil {
-		return nil, err
-	}
-	mr.Files = len(lk.Files)
-
+// runLegacy runs the legacy-shaped pipeline on the inputs the lock recorded.
+func runLegacy(ctx context.Context, o *options, reg *testregistry.Registry, dir, tree string, lk *lock.Lock, mr *MinorResult) error {
 	spec := peerSpec{
-		OCP:           ocp,
+		OCP:           mr.OCP,
 		Bundle:        mirrorRef(reg.Host(), source.Repository(lk.Bundle.Ref)+"@"+lk.Bundle.Digest),
 		BundleVersion: lk.Bundle.Version,
 		SnapshotURL:   reg.SnapshotAssetsURL(),
-		Work:          filepath.Join(dir, "stock"),
+		Work:          filepath.Join(dir, "legacy"),
 		Kubectl:       o.kubectl,
 	}
 	for _, p := range lk.Payloads {
@@ -331,53 +387,53 @@ func benchMinor(ctx context.Context, o *options, reg *testregistry.Registry, set
 			spec.RelatedImages = append(spec.RelatedImages, mirrorRef(reg.Host(), relatedRef(im)))
 		}
 	}
-	specPath := filepath.Join(dir, "stock-spec.json")
-	resultPath := filepath.Join(dir, "stock-result.json")
+	specPath := filepath.Join(dir, "legacy-spec.json")
+	resultPath := filepath.Join(dir, "legacy-result.json")
 	if err := writeJSON(specPath, spec); err != nil {
-		return nil, err
+		return err
 	}
 	self, err := os.Executable()
 	if err != nil {
-		return nil, err
+		return err
 	}
-	fmt.Fprintf(os.Stderr, "bench: --ocp %s: stock pipeline (crane export + kubectl kustomize)\n", ocp)
+	fmt.Fprintf(os.Stderr, "bench: --ocp %s: legacy-shaped pipeline (per-arch bundle, whole payloads, whole archive, kubectl kustomize)\n", mr.OCP)
 	reg.ResetStats()
 	m, err := runChild(ctx, o.rusage, self, []string{"peer", "-spec", specPath, "-result", resultPath},
-		filepath.Join(dir, "stock.out"), filepath.Join(dir, "stock.log"))
+		filepath.Join(dir, "legacy.out"), filepath.Join(dir, "legacy.log"))
 	if err != nil {
-		return nil, err
+		return err
 	}
 	addStats(&m, reg.Stats())
-	m.Name = "stock pipeline"
+	m.Name = "legacy-shaped"
 	var pr peerResult
 	data, err := os.ReadFile(resultPath)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if err := json.Unmarshal(data, &pr); err != nil {
-		return nil, fmt.Errorf("%s: %w", resultPath, err)
+		return fmt.Errorf("%s: %w", resultPath, err)
 	}
 	m.Phases = pr.Phases
 	if o.kubectl == "" {
-		m.Name = "stock (no kubectl)"
-		mr.Notes = append(mr.Notes, "no kubectl (not on PATH, or -kubectl none): the stock pipeline's kustomize step did not run")
+		m.Name = "legacy (no kubectl)"
+		mr.Notes = append(mr.Notes, "no kubectl (not on PATH, or -kubectl none): the legacy-shaped pipeline's kustomize step did not run")
 	}
-	mr.Stock = m
-	mr.StockObjects = pr.Objects
+	mr.Legacy = m
+	mr.LegacyObjects = pr.Objects
 	if ours := countYAML(tree); o.kubectl != "" && pr.Objects != ours {
 		mr.Notes = append(mr.Notes, fmt.Sprintf("kubectl kustomize rendered %d objects, lvms-rebase wrote %d component files", pr.Objects, ours))
 	}
 	// The exported filesystem tars are only there to be written; drop them now.
-	if err := os.RemoveAll(filepath.Join(spec.Work, "export")); err != nil {
-		return nil, err
-	}
+	return os.RemoveAll(filepath.Join(spec.Work, "export"))
+}
 
-	// Measured after the runs so its own requests never reach the counters above.
-	if mr.Minimal, err = minimalBytes(ctx, reg.Host(), lk, set); err != nil {
-		return nil, fmt.Errorf("computing the minimal bytes: %w", err)
+// binaryVersion is the first line of `BIN version`, naming the build measured.
+func binaryVersion(ctx context.Context, bin string) string {
+	out, err := exec.CommandContext(ctx, bin, "version").Output()
+	if err != nil {
+		return filepath.Base(bin)
 	}
-	mr.computeRatios(o.linkMbps)
-	return mr, nil
+	return filepath.Base(bin) + " " + strings.TrimSpace(strings.SplitN(string(out), "\n", 2)[0])
 }
 
 // runChild runs name with args, stdout and stderr going to files, and measures it.
@@ -449,7 +505,9 @@ func bytesByKind(s testregistry.Stats) []Part {
 		kind := "other"
 		switch {
 		case strings.HasPrefix(p.Path, testregistry.SnapshotArchivePrefix):
-			kind = "snapshot tarballs"
+			kind = "snapshot archives"
+		case strings.HasPrefix(p.Path, testregistry.RawFilePrefix):
+			kind = "snapshot files"
 		case strings.HasSuffix(p.Path, "/tags/list"):
 			kind = "tag lists"
 		case strings.Contains(p.Path, "/manifests/"):
@@ -460,7 +518,7 @@ func bytesByKind(s testregistry.Stats) []Part {
 		sums[kind] += p.Bytes
 	}
 	out := make([]Part, 0, len(sums))
-	for _, k := range []string{"blobs", "manifests", "tag lists", "snapshot tarballs", "other"} {
+	for _, k := range []string{"blobs", "manifests", "tag lists", "snapshot archives", "snapshot files", "other"} {
 		if n, ok := sums[k]; ok {
 			out = append(out, Part{Name: k, Bytes: n})
 		}

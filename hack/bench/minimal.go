@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"maps"
+	"net/http"
 	"slices"
 	"strings"
 
@@ -11,9 +13,11 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
-	"github.com/lvms-rebase/lvms-rebase/rebase/fixtures"
+	"github.com/lvms-rebase/lvms-rebase/rebase/era"
 	"github.com/lvms-rebase/lvms-rebase/rebase/lock"
+	"github.com/lvms-rebase/lvms-rebase/rebase/snapshot"
 	"github.com/lvms-rebase/lvms-rebase/rebase/source"
+	"github.com/lvms-rebase/lvms-rebase/rebase/testregistry"
 )
 
 // mirrorRef is a canonical reference as served by the loopback registry, which keeps
@@ -43,7 +47,7 @@ func relatedRef(im lock.ImageDigests) string {
 
 // minimalBytes sizes, from the images in the registry, what a rebase recorded in lk
 // cannot avoid downloading (see Minimal).
-func minimalBytes(ctx context.Context, host string, lk *lock.Lock, set *fixtures.Set) (Minimal, error) {
+func minimalBytes(ctx context.Context, host string, lk *lock.Lock) (Minimal, error) {
 	var m Minimal
 	get := func(ref string) (*remote.Descriptor, error) {
 		r, err := name.ParseReference(mirrorRef(host, ref), name.Insecure)
@@ -139,17 +143,44 @@ func minimalBytes(ctx context.Context, host string, lk *lock.Lock, set *fixtures
 	}
 	m.Add(fmt.Sprintf("%d relatedImages (index + per-arch manifests)", count), related)
 
-	found := false
-	for _, s := range set.SnapshotAssets {
-		if s.Commit == lk.SnapshotAssets.Commit {
-			m.Add("snapshot-assets tarball", int64(len(s.Tarball)))
-			found = true
-		}
+	n, files, err := snapshotFilesBytes(ctx, host, lk)
+	if err != nil {
+		return m, err
 	}
-	if !found {
-		return m, fmt.Errorf("snapshot-assets commit %s: not in the fixture set", lk.SnapshotAssets.Commit)
-	}
+	m.Add(fmt.Sprintf("%d snapshot files", files), n)
 	return m, nil
+}
+
+// snapshotFilesBytes sizes the snapshot-controller operator files the era's translation
+// reads, as the registry serves them at their raw URLs.
+func snapshotFilesBytes(ctx context.Context, host string, lk *lock.Lock) (int64, int, error) {
+	e, err := era.For(lk.OCP)
+	if err != nil {
+		return 0, 0, err
+	}
+	needed, err := snapshot.Needed(e)
+	if err != nil {
+		return 0, 0, err
+	}
+	var total int64
+	for _, p := range needed {
+		url := "http://" + host + testregistry.RawFilePrefix + lk.SnapshotAssets.Commit + "/" + p
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return 0, 0, err
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return 0, 0, fmt.Errorf("snapshot file %s: %w", p, err)
+		}
+		n, err := io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusOK {
+			return 0, 0, fmt.Errorf("GET %s: %s %v", url, resp.Status, err)
+		}
+		total += n
+	}
+	return total, len(needed), nil
 }
 
 // childSize is the size of the index child with digest dg.

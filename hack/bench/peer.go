@@ -27,9 +27,10 @@ import (
 	"github.com/lvms-rebase/lvms-rebase/rebase/payload"
 	"github.com/lvms-rebase/lvms-rebase/rebase/render"
 	"github.com/lvms-rebase/lvms-rebase/rebase/snapshot"
+	"github.com/lvms-rebase/lvms-rebase/rebase/source"
 )
 
-// peerSpec tells the stock pipeline what to fetch: the inputs the lvms-rebase run
+// peerSpec tells the legacy-shaped pipeline what to fetch: the inputs the lvms-rebase run
 // resolved, by digest, as mirrored references on the loopback registry.
 type peerSpec struct {
 	OCP           string        `json:"ocp"`
@@ -47,7 +48,7 @@ type peerPayload struct {
 	Ref  string `json:"ref"`
 }
 
-// peerResult is what the stock pipeline reports back besides its wall time and RSS.
+// peerResult is what the legacy-shaped pipeline reports back besides its wall time and RSS.
 type peerResult struct {
 	Phases        []PhaseTime `json:"phases"`
 	ExportedBytes int64       `json:"exportedBytes"`
@@ -55,13 +56,16 @@ type peerResult struct {
 	Notes         []string    `json:"notes,omitempty"`
 }
 
-// peerMain is the stock pipeline: what a maintainer does with off-the-shelf tools.
+// peerMain is the legacy-shaped pipeline: the job done the way the legacy scripts do it
+// (rebase_lvms.sh, rebase.sh; docs domain.md §6), one step after another.
 //
-//  1. `crane export` of the bundle, then untar manifests/ and metadata/;
-//  2. per arch, `crane export` of the whole payload (every layer, as `oc adm release
-//     extract` reads them), then untar release-manifests/;
-//  3. `crane manifest` of every relatedImage index for the per-arch digests;
-//  4. download the snapshot-controller operator tarball;
+//  1. per arch, `oc image extract --filter-by-os <arch>` of the bundle: a whole export of
+//     the bundle image once per arch, then untar manifests/ and metadata/;
+//  2. per arch, the whole payload image (every layer, as `oc adm release extract` reads
+//     them), then untar release-manifests/;
+//  3. per arch and relatedImage, `oc image info --filter-by-os`: the index, then the arch's
+//     child manifest;
+//  4. the whole snapshot-controller operator archive (the legacy rebase clones the repo);
 //  5. translate the CSV and snapshot assets (no stock tool does this; our library is
 //     used) and lay out the same kustomize tree;
 //  6. `kubectl kustomize` of the era's two overlays.
@@ -99,7 +103,7 @@ func runPeer(ctx context.Context, spec *peerSpec) (*peerResult, error) {
 		err := f()
 		res.Phases = append(res.Phases, PhaseTime{Name: name, Seconds: time.Since(start).Seconds()})
 		if err != nil {
-			return fmt.Errorf("stock pipeline, %s: %w", name, err)
+			return fmt.Errorf("legacy-shaped pipeline, %s: %w", name, err)
 		}
 		return nil
 	}
@@ -116,10 +120,17 @@ func runPeer(ctx context.Context, spec *peerSpec) (*peerResult, error) {
 	}
 	bundleDir := filepath.Join(spec.Work, "bundle")
 
-	if err := phase("export bundle", func() error {
-		n, err := exportImage(ctx, spec.Bundle, filepath.Join(exportDir, "bundle.tar"), bundleDir, "manifests/", "metadata/")
-		res.ExportedBytes += n
-		return err
+	if err := phase("export bundle per arch", func() error {
+		for _, p := range spec.Payloads {
+			dir := bundleDir + "-" + p.Arch
+			n, err := exportImage(ctx, spec.Bundle, filepath.Join(exportDir, "bundle-"+p.Arch+".tar"), dir, "manifests/", "metadata/")
+			res.ExportedBytes += n
+			if err != nil {
+				return fmt.Errorf("bundle for %s: %w", p.Arch, err)
+			}
+		}
+		// MicroShift's recipe copies from the amd64 extraction.
+		return os.Rename(bundleDir+"-"+spec.Payloads[0].Arch, bundleDir)
 	}); err != nil {
 		return nil, err
 	}
@@ -149,14 +160,12 @@ func runPeer(ctx context.Context, spec *peerSpec) (*peerResult, error) {
 		return nil, err
 	}
 
-	if err := phase("relatedImage digests", func() error {
-		for _, ref := range spec.RelatedImages {
-			raw, err := crane.Manifest(ref, crane.Insecure, crane.WithContext(ctx))
-			if err != nil {
-				return fmt.Errorf("%s: %w", ref, err)
-			}
-			if _, err := v1.ParseIndexManifest(bytes.NewReader(raw)); err != nil {
-				return fmt.Errorf("%s: %w", ref, err)
+	if err := phase("relatedImage digests per arch", func() error {
+		for _, p := range spec.Payloads {
+			for _, ref := range spec.RelatedImages {
+				if err := imageInfo(ctx, ref, p.Arch); err != nil {
+					return err
+				}
 			}
 		}
 		return nil
@@ -165,7 +174,7 @@ func runPeer(ctx context.Context, spec *peerSpec) (*peerResult, error) {
 	}
 
 	var assets *snapshot.Assets
-	if err := phase("snapshot assets", func() error {
+	if err := phase("snapshot archive", func() error {
 		commit, err := first.SnapshotOperatorCommit()
 		if err != nil {
 			return err
@@ -225,6 +234,33 @@ func runPeer(ctx context.Context, spec *peerSpec) (*peerResult, error) {
 		return nil, err
 	}
 	return res, nil
+}
+
+// imageInfo is `oc image info --filter-by-os linux/<arch> REF`: the index, then the
+// arch's child manifest.
+func imageInfo(ctx context.Context, ref, arch string) error {
+	raw, err := crane.Manifest(ref, crane.Insecure, crane.WithContext(ctx))
+	if err != nil {
+		return fmt.Errorf("%s: %w", ref, err)
+	}
+	idx, err := v1.ParseIndexManifest(bytes.NewReader(raw))
+	if err != nil {
+		return fmt.Errorf("%s: %w", ref, err)
+	}
+	goarch, err := source.GoArch(arch)
+	if err != nil {
+		return err
+	}
+	for _, d := range idx.Manifests {
+		if d.Platform != nil && d.Platform.OS == "linux" && d.Platform.Architecture == goarch {
+			repo, _, _ := strings.Cut(ref, "@")
+			if _, err := crane.Manifest(repo+"@"+d.Digest.String(), crane.Insecure, crane.WithContext(ctx)); err != nil {
+				return fmt.Errorf("%s (%s): %w", ref, arch, err)
+			}
+			return nil
+		}
+	}
+	return fmt.Errorf("%s: no linux/%s entry", ref, goarch)
 }
 
 // exportImage is `crane export REF TAR` followed by `tar -x` of the wanted prefixes

@@ -16,10 +16,10 @@ type Measurement struct {
 	Requests     int     `json:"requests"`
 	BlobGETs     int     `json:"blobGETs"`
 	ManifestGETs int     `json:"manifestGETs"`
-	// BytesByKind splits BytesFetched into blobs, manifests, tag lists, snapshot tarballs.
+	// BytesByKind splits BytesFetched into blobs, manifests, tag lists, snapshot archives and files.
 	BytesByKind []Part `json:"bytesByKind,omitempty"`
 	// PeakRSSKiB is the child's ru_maxrss (KiB on Linux); it includes the children the
-	// child waited for (kubectl under the stock pipeline).
+	// child waited for (kubectl under the legacy-shaped pipeline).
 	PeakRSSKiB int64 `json:"peakRSSKiB"`
 	// Phases are the child's own timings, in the order they ran.
 	Phases []PhaseTime `json:"phases,omitempty"`
@@ -39,7 +39,8 @@ type Part struct {
 
 // Minimal is the least a two-arch rebase can fetch: the bundle image, each payload's
 // manifest, config and top (release-manifests) layer, the relatedImages' index
-// manifests with their per-arch child manifests, and the snapshot-assets tarball.
+// manifests with their per-arch child manifests, and the snapshot-controller operator
+// files the era's translation reads (not the whole archive).
 type Minimal struct {
 	Parts []Part `json:"parts"`
 }
@@ -66,19 +67,33 @@ type MinorResult struct {
 	MinimalBytes   int64       `json:"minimalBytes"`
 	Cold           Measurement `json:"cold"`
 	Warm           Measurement `json:"warm"`
-	Stock          Measurement `json:"stock"`
-	StockObjects   int         `json:"stockObjects"`
+	Legacy         Measurement `json:"legacy"`
+	LegacyObjects  int         `json:"legacyObjects"`
 	Ratios         MinorRatios `json:"ratios"`
-	// Transfer estimates the download time of each pipeline's bytes over Report.LinkMbps,
-	// since loopback makes bytes nearly free and hides what a real registry costs.
-	Transfer TransferEstimate `json:"transferEstimate"`
-	Notes    []string         `json:"notes,omitempty"`
+	// CriticalPath is what the network model makes unavoidable: arithmetic, not measured.
+	CriticalPath CriticalPath `json:"criticalPath"`
+	Notes        []string     `json:"notes,omitempty"`
 }
 
-// TransferEstimate is bytes*8 / link rate, in seconds: arithmetic, not a measurement.
-type TransferEstimate struct {
-	ColdSeconds  float64 `json:"coldSeconds"`
-	StockSeconds float64 `json:"stockSeconds"`
+// DependentRoundTrips is the longest chain of requests a rebase cannot overlap: tag list →
+// manifest → blobs (config and layers together) → what they name (the relatedImages'
+// manifests after the bundle, the snapshot files after the payload). The bundle's and the
+// payloads' chains run side by side.
+const DependentRoundTrips = 4
+
+// CriticalPath estimates the least wall time a cold rebase needs on the modelled network:
+// RoundTrips × Delay + minimal bytes / link rate.
+type CriticalPath struct {
+	RoundTrips   int     `json:"roundTrips"`
+	DelaySeconds float64 `json:"delaySeconds"`
+	LinkMbps     float64 `json:"linkMbps"`
+	Bytes        int64   `json:"bytes"`
+	Seconds      float64 `json:"seconds"`
+}
+
+func newCriticalPath(delaySeconds, linkMbps float64, minimal int64) CriticalPath {
+	return CriticalPath{RoundTrips: DependentRoundTrips, DelaySeconds: delaySeconds, LinkMbps: linkMbps, Bytes: minimal,
+		Seconds: float64(DependentRoundTrips)*delaySeconds + transferSeconds(minimal, linkMbps)}
 }
 
 // transferSeconds is how long n bytes take at mbps megabits per second (0 when unknown).
@@ -91,11 +106,12 @@ func transferSeconds(n int64, mbps float64) float64 {
 
 // MinorRatios relate the measurements; 0 means undefined (a zero denominator).
 type MinorRatios struct {
-	ColdFetchedOverMinimal  float64 `json:"coldFetchedOverMinimal"`
-	StockFetchedOverMinimal float64 `json:"stockFetchedOverMinimal"`
-	StockOverColdBytes      float64 `json:"stockOverColdBytes"`
-	StockOverColdWall       float64 `json:"stockOverColdWall"`
-	StockOverColdRSS        float64 `json:"stockOverColdRSS"`
+	ColdFetchedOverMinimal   float64 `json:"coldFetchedOverMinimal"`
+	LegacyFetchedOverMinimal float64 `json:"legacyFetchedOverMinimal"`
+	LegacyOverColdBytes      float64 `json:"legacyOverColdBytes"`
+	ColdOverLegacyWall       float64 `json:"coldOverLegacyWall"`
+	ColdOverCriticalPath     float64 `json:"coldOverCriticalPath"`
+	LegacyOverColdRSS        float64 `json:"legacyOverColdRSS"`
 }
 
 // Report is the whole `make bench` result, written to _output/bench/result.json.
@@ -105,6 +121,8 @@ type Report struct {
 	FillerBytes  int64         `json:"fillerBytesPerPayload"`
 	Kubectl      string        `json:"kubectl"` // version line, or "absent"
 	LinkMbps     float64       `json:"linkMbps"`
+	DelaySeconds float64       `json:"delaySeconds"`
+	Binary       string        `json:"binary"`
 	BuildSeconds float64       `json:"fixtureBuildSeconds"`
 	PushSeconds  float64       `json:"fixturePushSeconds"`
 	Minors       []MinorResult `json:"minors"`
@@ -118,19 +136,17 @@ func ratio(a, b float64) float64 {
 	return a / b
 }
 
-// computeRatios fills r.Ratios, r.MinimalBytes and r.Transfer from the measurements.
-func (r *MinorResult) computeRatios(linkMbps float64) {
-	r.Transfer = TransferEstimate{
-		ColdSeconds:  transferSeconds(r.Cold.BytesFetched, linkMbps),
-		StockSeconds: transferSeconds(r.Stock.BytesFetched, linkMbps),
-	}
+// computeRatios fills r.Ratios, r.MinimalBytes and r.CriticalPath from the measurements.
+func (r *MinorResult) computeRatios(delaySeconds, linkMbps float64) {
 	r.MinimalBytes = r.Minimal.Total()
+	r.CriticalPath = newCriticalPath(delaySeconds, linkMbps, r.MinimalBytes)
 	r.Ratios = MinorRatios{
-		ColdFetchedOverMinimal:  ratio(float64(r.Cold.BytesFetched), float64(r.MinimalBytes)),
-		StockFetchedOverMinimal: ratio(float64(r.Stock.BytesFetched), float64(r.MinimalBytes)),
-		StockOverColdBytes:      ratio(float64(r.Stock.BytesFetched), float64(r.Cold.BytesFetched)),
-		StockOverColdWall:       ratio(r.Stock.WallSeconds, r.Cold.WallSeconds),
-		StockOverColdRSS:        ratio(float64(r.Stock.PeakRSSKiB), float64(r.Cold.PeakRSSKiB)),
+		ColdFetchedOverMinimal:   ratio(float64(r.Cold.BytesFetched), float64(r.MinimalBytes)),
+		LegacyFetchedOverMinimal: ratio(float64(r.Legacy.BytesFetched), float64(r.MinimalBytes)),
+		LegacyOverColdBytes:      ratio(float64(r.Legacy.BytesFetched), float64(r.Cold.BytesFetched)),
+		ColdOverLegacyWall:       ratio(r.Cold.WallSeconds, r.Legacy.WallSeconds),
+		ColdOverCriticalPath:     ratio(r.Cold.WallSeconds, r.CriticalPath.Seconds),
+		LegacyOverColdRSS:        ratio(float64(r.Legacy.PeakRSSKiB), float64(r.Cold.PeakRSSKiB)),
 	}
 }
 
@@ -164,52 +180,56 @@ func seconds(s float64) string { return fmt.Sprintf("%.2fs", s) }
 // WriteTable prints the report as plain text.
 func (r *Report) WriteTable(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "lvms-rebase bench: x86_64 + aarch64, %s of filler per payload, %s, %d CPUs, kubectl: %s\n",
-		humanBytes(r.FillerBytes), r.Go, r.CPUs, r.Kubectl)
+	fmt.Fprintf(&b, "lvms-rebase bench (%s): x86_64 + aarch64, %s of filler per payload, %s, %d CPUs, kubectl: %s\n",
+		r.Binary, humanBytes(r.FillerBytes), r.Go, r.CPUs, r.Kubectl)
+	fmt.Fprintf(&b, "network model on loopback: %s per request, %g Mbit/s shared link\n", seconds(r.DelaySeconds), r.LinkMbps)
 	fmt.Fprintf(&b, "setup (not measured below): fixtures built in %s, pushed to the loopback registry in %s\n",
 		seconds(r.BuildSeconds), seconds(r.PushSeconds))
 	for i := range r.Minors {
-		m := &r.Minors[i]
-		fmt.Fprintf(&b, "\nOCP %s: payload %s, bundle %s, %d files written\n", m.OCP, m.PayloadVersion, m.Bundle, m.Files)
-		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "run\twall\tfetched\tvs minimal\trequests\tblob GETs\tmanifest GETs\tpeak RSS\t")
-		for _, x := range []Measurement{m.Cold, m.Warm, m.Stock} {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t\n", x.Name, seconds(x.WallSeconds), humanBytes(x.BytesFetched),
-				times(ratio(float64(x.BytesFetched), float64(m.MinimalBytes))), x.Requests, x.BlobGETs, x.ManifestGETs,
-				humanBytes(x.PeakRSSKiB*1024))
-		}
-		if err := tw.Flush(); err != nil {
+		if err := r.Minors[i].writeTable(&b); err != nil {
 			return err
-		}
-		parts := make([]string, 0, len(m.Minimal.Parts))
-		for _, p := range m.Minimal.Parts {
-			parts = append(parts, fmt.Sprintf("%s %s", p.Name, humanBytes(p.Bytes)))
-		}
-		fmt.Fprintf(&b, "minimal bytes needed: %s (%d B) = %s\n", humanBytes(m.MinimalBytes), m.MinimalBytes, strings.Join(parts, ", "))
-		fmt.Fprintf(&b, "stock / lvms-rebase cold: wall %s, bytes %s, peak RSS %s\n",
-			times(m.Ratios.StockOverColdWall), times(m.Ratios.StockOverColdBytes), times(m.Ratios.StockOverColdRSS))
-		if r.LinkMbps > 0 {
-			fmt.Fprintf(&b, "download time of those bytes at %g Mbit/s (estimate, not measured): lvms-rebase cold %s, stock %s\n",
-				r.LinkMbps, seconds(m.Transfer.ColdSeconds), seconds(m.Transfer.StockSeconds))
-		}
-		if len(m.Stock.Phases) > 0 {
-			ph := make([]string, 0, len(m.Stock.Phases))
-			for _, p := range m.Stock.Phases {
-				ph = append(ph, fmt.Sprintf("%s %s", p.Name, seconds(p.Seconds)))
-			}
-			fmt.Fprintf(&b, "stock phases: %s\n", strings.Join(ph, ", "))
-		}
-		if len(m.Cold.Phases) > 0 {
-			ph := make([]string, 0, len(m.Cold.Phases))
-			for _, p := range m.Cold.Phases {
-				ph = append(ph, fmt.Sprintf("%s %s", p.Name, seconds(p.Seconds)))
-			}
-			fmt.Fprintf(&b, "lvms-rebase cold phases: %s\n", strings.Join(ph, ", "))
-		}
-		for _, n := range m.Notes {
-			fmt.Fprintf(&b, "note: %s\n", n)
 		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+func (m *MinorResult) writeTable(b *strings.Builder) error {
+	fmt.Fprintf(b, "\nOCP %s: payload %s, bundle %s, %d files written\n", m.OCP, m.PayloadVersion, m.Bundle, m.Files)
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "run\twall\tfetched\tvs minimal\trequests\tblob GETs\tmanifest GETs\tpeak RSS\t")
+	for _, x := range []Measurement{m.Cold, m.Warm, m.Legacy} {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t\n", x.Name, seconds(x.WallSeconds), humanBytes(x.BytesFetched),
+			times(ratio(float64(x.BytesFetched), float64(m.MinimalBytes))), x.Requests, x.BlobGETs, x.ManifestGETs,
+			humanBytes(x.PeakRSSKiB*1024))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	parts := make([]string, 0, len(m.Minimal.Parts))
+	for _, p := range m.Minimal.Parts {
+		parts = append(parts, fmt.Sprintf("%s %s", p.Name, humanBytes(p.Bytes)))
+	}
+	fmt.Fprintf(b, "minimal bytes needed: %s (%d B) = %s\n", humanBytes(m.MinimalBytes), m.MinimalBytes, strings.Join(parts, ", "))
+	cp := m.CriticalPath
+	fmt.Fprintf(b, "critical-path estimate: %d dependent round trips x %s + %s / %g Mbit/s = %s\n",
+		cp.RoundTrips, seconds(cp.DelaySeconds), humanBytes(cp.Bytes), cp.LinkMbps, seconds(cp.Seconds))
+	fmt.Fprintf(b, "goals (figures, not assertions): cold bytes / minimal %s (<= 1.10x), cold wall / legacy %s (<= 0.25x), cold wall / critical path %s (<= 2x), warm blob GETs %d (= 0)\n",
+		times(m.Ratios.ColdFetchedOverMinimal), times(m.Ratios.ColdOverLegacyWall), times(m.Ratios.ColdOverCriticalPath), m.Warm.BlobGETs)
+	fmt.Fprintf(b, "legacy-shaped / lvms-rebase cold: bytes %s, peak RSS %s\n",
+		times(m.Ratios.LegacyOverColdBytes), times(m.Ratios.LegacyOverColdRSS))
+	for _, x := range []Measurement{m.Legacy, m.Cold} {
+		if len(x.Phases) == 0 {
+			continue
+		}
+		ph := make([]string, 0, len(x.Phases))
+		for _, p := range x.Phases {
+			ph = append(ph, fmt.Sprintf("%s %s", p.Name, seconds(p.Seconds)))
+		}
+		fmt.Fprintf(b, "%s phases: %s\n", x.Name, strings.Join(ph, ", "))
+	}
+	for _, n := range m.Notes {
+		fmt.Fprintf(b, "note: %s\n", n)
+	}
+	return nil
 }
