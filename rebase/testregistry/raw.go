@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"path"
 	"strings"
+	"sync"
 )
 
 // RawFilePrefix is the URL path prefix under which the snapshot-controller operator's files
@@ -25,12 +26,22 @@ func (r *Registry) SnapshotFilesURL() string {
 }
 
 // AddSnapshotArchive serves tgz (a GitHub-archive-shaped tarball) for commit, as an archive
-// and file by file, in place of the fixture tree's — benchmarks use it for real-size archives.
+// and file by file, in place of the fixture tree's — benchmarks use it for real-size
+// archives. The archive is indexed now, so no request pays for it.
 func (r *Registry) AddSnapshotArchive(commit string, tgz []byte) {
+	idx := &rawIndex{}
+	idx.once.Do(func() { idx.files, idx.err = archiveFiles(tgz) })
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.archives[commit] = tgz
-	delete(r.rawFiles, commit)
+	r.rawFiles[commit] = idx
+}
+
+// rawIndex is one archive's files by path, built once however many requests ask at once.
+type rawIndex struct {
+	once  sync.Once
+	files map[string][]byte
+	err   error
 }
 
 // snapshotArchive returns the archive of commit: added at run time, else from the fixtures.
@@ -50,21 +61,26 @@ func (r *Registry) snapshotArchive(commit string) ([]byte, error) {
 // rawFile returns one file of commit's archive; the archive is indexed on first use.
 func (r *Registry) rawFile(commit, name string) ([]byte, error) {
 	r.mu.Lock()
-	files, ok := r.rawFiles[commit]
-	r.mu.Unlock()
+	idx, ok := r.rawFiles[commit]
 	if !ok {
+		idx = &rawIndex{}
+		r.rawFiles[commit] = idx
+	}
+	r.mu.Unlock()
+	idx.once.Do(func() {
 		tgz, err := r.snapshotArchive(commit)
 		if err != nil {
-			return nil, err
+			idx.err = err
+			return
 		}
-		if files, err = archiveFiles(tgz); err != nil {
-			return nil, fmt.Errorf("snapshot archive %s: %w", commit, err)
+		if idx.files, err = archiveFiles(tgz); err != nil {
+			idx.err = fmt.Errorf("snapshot archive %s: %w", commit, err)
 		}
-		r.mu.Lock()
-		r.rawFiles[commit] = files
-		r.mu.Unlock()
+	})
+	if idx.err != nil {
+		return nil, idx.err
 	}
-	data, ok := files[name]
+	data, ok := idx.files[name]
 	if !ok {
 		return nil, fs.ErrNotExist
 	}

@@ -57,7 +57,7 @@ type Registry struct {
 	faults   []*activeFault
 	stats    map[statKey]*PathStats
 	archives map[string][]byte            // snapshot archives added at run time, by commit
-	rawFiles map[string]map[string][]byte // commit → path → content, indexed from the archives
+	rawFiles map[string]*rawIndex // commit → its archive's files, indexed once
 	network  *network
 
 	closeOnce sync.Once
@@ -106,7 +106,7 @@ func Start(opts Options) (*Registry, error) {
 		return nil, fmt.Errorf("listening on %s: %w", opts.Addr, err)
 	}
 	r := &Registry{host: ln.Addr().String(), ln: ln, fixtures: fsys, opts: opts, stats: map[statKey]*PathStats{},
-		archives: map[string][]byte{}, rawFiles: map[string]map[string][]byte{}, network: newNetwork(opts.Network)}
+		archives: map[string][]byte{}, rawFiles: map[string]*rawIndex{}, network: newNetwork(opts.Network)}
 	r.srv = &http.Server{Handler: r.handler(inner), ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		if err := r.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
