@@ -285,10 +285,15 @@ func (l *Lock) Validate() error {
 	if v := l.SnapshotAssets.SHA256; v != "" && !digestRE.MatchString(v) && !hexRE.MatchString(v) {
 		add("snapshotAssets.sha256: %q: expected sha256:<64 hex digits> or 64 hex digits", v)
 	}
+	snapPaths := map[string]bool{}
 	for i, f := range l.SnapshotAssets.Files {
 		if f.Path == "" || strings.HasPrefix(f.Path, "/") || strings.Contains(f.Path, "..") {
 			add("snapshotAssets.files[%d] (%s): expected a repository-relative path", i, f.Path)
 		}
+		if snapPaths[f.Path] {
+			add("snapshotAssets.files[%d] (%s): path listed twice", i, f.Path)
+		}
+		snapPaths[f.Path] = true
 		if !hexRE.MatchString(f.SHA256) {
 			add("snapshotAssets.files[%d] (%s).sha256: %q: expected 64 hex digits", i, f.Path, f.SHA256)
 		}

@@ -36,6 +36,10 @@ func sample() *Lock {
 		Source: "https://github.com/openshift/cluster-csi-snapshot-controller-operator",
 		Commit: "0123456789abcdef0123456789abcdef01234567",
 		SHA256: d("6"),
+		Files: []File{
+			{Path: "manifests/05_operand_rbac.yaml", SHA256: strings.Repeat("c", 64)},
+			{Path: "assets/csi_controller_deployment.yaml", SHA256: strings.Repeat("d", 64)},
+		},
 	}
 	l.Images = []ImageDigests{
 		{Key: "lvms_operator", Name: "lvms-operator", From: "bundle", Repository: "registry.redhat.io/lvms4/lvms-rhel9-operator",
@@ -177,6 +181,9 @@ func TestValidate(t *testing.T) {
 		{"no snapshot commit", func(l *Lock) { l.SnapshotAssets.Commit = "" }, "snapshotAssets.commit: required"},
 		{"bad snapshot sum", func(l *Lock) { l.SnapshotAssets.SHA256 = "abc" }, "snapshotAssets.sha256"},
 		{"bare hex snapshot sum", func(l *Lock) { l.SnapshotAssets.SHA256 = strings.Repeat("e", 64) }, ""},
+		{"snapshot file escapes", func(l *Lock) { l.SnapshotAssets.Files[0].Path = "/etc/passwd" }, "snapshotAssets.files[0] (/etc/passwd): expected a repository-relative path"},
+		{"snapshot file bad sum", func(l *Lock) { l.SnapshotAssets.Files[1].SHA256 = "sha256:" + strings.Repeat("e", 64) }, "snapshotAssets.files[1] (manifests/05_operand_rbac.yaml).sha256"},
+		{"snapshot file twice", func(l *Lock) { l.SnapshotAssets.Files[1].Path = l.SnapshotAssets.Files[0].Path }, "snapshotAssets.files[1] (assets/csi_controller_deployment.yaml): path listed twice"},
 		{"image key twice", func(l *Lock) { l.Images[1].Key = l.Images[0].Key }, "key listed twice"},
 		{"image from", func(l *Lock) { l.Images[0].From = "cache" }, "expected bundle or payload"},
 		{"image no key", func(l *Lock) { l.Images[0].Key = "" }, "key required"},
