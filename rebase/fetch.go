@@ -49,23 +49,28 @@ func (r *runner) fetchPayloads(ctx context.Context) (map[string]*payload.Payload
 	refs := res.Resolution.Payloads
 	loaded := make([]*payload.Payload, len(refs))
 	stats := make([]source.FetchStats, len(refs))
-	g, gctx := errgroup.WithContext(ctx)
+	errs := make([]error, len(refs))
+	var g errgroup.Group // no cancellation, so the error reported is the first arch's own
 	g.SetLimit(r.src.Concurrency())
 	for i, p := range refs {
 		g.Go(func() error {
-			dir, st, err := r.payloadDir(gctx, p)
+			dir, st, err := r.payloadDir(ctx, p)
 			if err != nil {
-				return err
+				errs[i] = err
+				return nil
 			}
 			stats[i] = st
 			if loaded[i], err = payload.Load(filepath.Join(dir, "release-manifests")); err != nil {
-				return fmt.Errorf("payload %s: %w", p.Ref, err)
+				errs[i] = fmt.Errorf("payload %s: %w", p.Ref, err)
 			}
 			return nil
 		})
 	}
-	if err := g.Wait(); err != nil {
-		return nil, err
+	_ = g.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
 	}
 	out := map[string]*payload.Payload{}
 	for i, p := range refs {
