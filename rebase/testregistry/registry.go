@@ -56,7 +56,7 @@ type Registry struct {
 	mu       sync.Mutex
 	faults   []*activeFault
 	stats    map[statKey]*PathStats
-	archives map[string][]byte            // snapshot archives added at run time, by commit
+	archives map[string][]byte    // snapshot archives added at run time, by commit
 	rawFiles map[string]*rawIndex // commit → its archive's files, indexed once
 	network  *network
 
