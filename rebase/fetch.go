@@ -8,6 +8,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/lvms-rebase/lvms-rebase/rebase/bundle"
+	"github.com/lvms-rebase/lvms-rebase/rebase/lock"
 	"github.com/lvms-rebase/lvms-rebase/rebase/payload"
 	"github.com/lvms-rebase/lvms-rebase/rebase/snapshot"
 	"github.com/lvms-rebase/lvms-rebase/rebase/source"
@@ -108,11 +109,37 @@ func (r *runner) loadSnapshotAssets(ctx context.Context, commit string) (*snapsh
 	if err != nil {
 		return nil, err
 	}
-	return snapshot.LoadWith(ctx, snapshot.LoadOptions{
+	a, err := snapshot.LoadWith(ctx, snapshot.LoadOptions{
 		Source:      r.opts.SnapshotAssets,
 		Commit:      commit,
 		Paths:       paths,
 		Fetch:       r.src.FetchURL,
 		Concurrency: r.src.Concurrency(),
 	})
+	if err != nil {
+		return nil, err
+	}
+	if old := r.result.old; old != nil && old.SnapshotAssets.Commit == commit {
+		if err := verifySnapshotFiles(a, old.SnapshotAssets.Files); err != nil {
+			return nil, err
+		}
+	}
+	return a, nil
+}
+
+// verifySnapshotFiles checks files read at the lock's commit against the sha256 the lock
+// recorded: a file at a commit never changes, so a difference is a wrong mirror, source
+// or cache, not an upstream update.
+func verifySnapshotFiles(a *snapshot.Assets, recorded []lock.File) error {
+	want := map[string]string{}
+	for _, f := range recorded {
+		want[f.Path] = f.SHA256
+	}
+	for _, d := range a.Digests() {
+		if w, ok := want[d.Path]; ok && w != d.SHA256 {
+			return fmt.Errorf("snapshot assets %s (commit %s): %s has sha256 %s, the lock file %s records %s for this commit (wrong mirror, source or cache?)",
+				a.Source, a.Commit, d.Path, d.SHA256, lock.Path, w)
+		}
+	}
+	return nil
 }

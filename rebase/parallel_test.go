@@ -3,8 +3,10 @@ package rebase
 import (
 	"context"
 	"net/http"
+	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 
@@ -116,5 +118,36 @@ func TestSnapshotFilesByCommitAndPath(t *testing.T) {
 				t.Error("warm or offline run wrote a different tree")
 			}
 		})
+	}
+}
+
+// TestSnapshotFilesVerifiedAgainstLock: a snapshot file whose content differs from the
+// sha256 the lock recorded for the same commit fails the run, naming the file, and leaves
+// the tree as it was.
+func TestSnapshotFilesVerifiedAgainstLock(t *testing.T) {
+	reg := testregistry.NewForTest(t, testregistry.Options{})
+	src := source.Options{Mirrors: registryMirrors(reg), CacheDir: t.TempDir()}
+	dir := runOnce(t, "4.20", src)
+	lp := filepath.Join(dir, filepath.FromSlash(lock.Path))
+	lk, err := lock.Read(lp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lk.SnapshotAssets.Files[0].SHA256 = strings.Repeat("0", 64)
+	data, err := lk.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(lp, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := hashTree(t, dir)
+	_, err = Run(context.Background(), Options{OCP: "4.20", MicroShiftDir: dir, Source: src, Kustomize: lvmsrebase.Kustomize, ToolVersion: "test"})
+	want := lk.SnapshotAssets.Files[0].Path + " has sha256 "
+	if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "records "+strings.Repeat("0", 64)) {
+		t.Fatalf("Run: %v, want an error naming %s and the recorded sum", err, lk.SnapshotAssets.Files[0].Path)
+	}
+	if hashTree(t, dir) != before {
+		t.Error("a failed verification changed the tree")
 	}
 }
