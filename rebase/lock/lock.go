@@ -126,6 +126,24 @@ type SnapshotAssets struct {
 	Files []File `json:"files,omitempty"`
 }
 
+// validateFiles reports, through add, snapshot files with a path outside the repository,
+// listed twice, or without a hex sha256.
+func (s SnapshotAssets) validateFiles(add func(format string, args ...any)) {
+	seen := map[string]bool{}
+	for i, f := range s.Files {
+		if f.Path == "" || strings.HasPrefix(f.Path, "/") || strings.Contains(f.Path, "..") {
+			add("snapshotAssets.files[%d] (%s): expected a repository-relative path", i, f.Path)
+		}
+		if seen[f.Path] {
+			add("snapshotAssets.files[%d] (%s): path listed twice", i, f.Path)
+		}
+		seen[f.Path] = true
+		if !hexRE.MatchString(f.SHA256) {
+			add("snapshotAssets.files[%d] (%s).sha256: %q: expected 64 hex digits", i, f.Path, f.SHA256)
+		}
+	}
+}
+
 // ImageDigests is one image written to the release JSON files.
 type ImageDigests struct {
 	// Key is the release JSON key, e.g. "lvms_operator" or "csi-snapshot-controller".
@@ -285,19 +303,7 @@ func (l *Lock) Validate() error {
 	if v := l.SnapshotAssets.SHA256; v != "" && !digestRE.MatchString(v) && !hexRE.MatchString(v) {
 		add("snapshotAssets.sha256: %q: expected sha256:<64 hex digits> or 64 hex digits", v)
 	}
-	snapPaths := map[string]bool{}
-	for i, f := range l.SnapshotAssets.Files {
-		if f.Path == "" || strings.HasPrefix(f.Path, "/") || strings.Contains(f.Path, "..") {
-			add("snapshotAssets.files[%d] (%s): expected a repository-relative path", i, f.Path)
-		}
-		if snapPaths[f.Path] {
-			add("snapshotAssets.files[%d] (%s): path listed twice", i, f.Path)
-		}
-		snapPaths[f.Path] = true
-		if !hexRE.MatchString(f.SHA256) {
-			add("snapshotAssets.files[%d] (%s).sha256: %q: expected 64 hex digits", i, f.Path, f.SHA256)
-		}
-	}
+	l.SnapshotAssets.validateFiles(add)
 	keys := map[string]bool{}
 	for i, img := range l.Images {
 		f := fmt.Sprintf("images[%d] (%s)", i, img.Key)

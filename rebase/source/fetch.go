@@ -150,12 +150,8 @@ func (s *Source) getManifest(ctx context.Context, r imgRef) (*manifest, error) {
 	head := s.tagSeen(r)
 	err = s.attempt(ctx, r.String(), func() error {
 		if head {
-			desc, err := remote.Head(ref, s.remoteOpts(ctx)...)
-			if err == nil {
-				if raw, ok := s.cache.readSmall(desc.Digest); ok {
-					m = &manifest{ref: r, raw: raw, mediaType: mediaTypeOf(raw), digest: desc.Digest, locs: []string{loc}}
-					return nil
-				}
+			if m = s.headCached(ctx, ref, r, loc); m != nil {
+				return nil
 			}
 		}
 		got, err := remote.Get(ref, s.remoteOpts(ctx)...)
@@ -179,6 +175,19 @@ func (s *Source) getManifest(ctx context.Context, r imgRef) (*manifest, error) {
 		s.log.Warn("cannot record tag in cache", "ref", r.String(), "error", err)
 	}
 	return m, nil
+}
+
+// headCached answers a tag with a HEAD when the digest it names is cached (nil otherwise).
+func (s *Source) headCached(ctx context.Context, ref name.Reference, r imgRef, loc string) *manifest {
+	desc, err := remote.Head(ref, s.remoteOpts(ctx)...)
+	if err != nil {
+		return nil
+	}
+	raw, ok := s.cache.readSmall(desc.Digest)
+	if !ok {
+		return nil
+	}
+	return &manifest{ref: r, raw: raw, mediaType: mediaTypeOf(raw), digest: desc.Digest, locs: []string{loc}}
 }
 
 // tagSeen reports whether the cache recorded tag r and still holds its manifest.
