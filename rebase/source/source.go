@@ -76,7 +76,8 @@ type Options struct {
 	// Logger receives progress and warnings (default: discard).
 	Logger *slog.Logger
 	// Progress, when set, is called while blobs of at least ProgressMinBytes download:
-	// at most every ProgressInterval and once when a blob finishes.
+	// at most every ProgressInterval and once when a blob finishes. Downloads run in
+	// parallel, so it may be called from several goroutines at once.
 	Progress func(Progress)
 	// Transport is the base HTTP transport (tests); retries and insecure handling wrap it.
 	Transport http.RoundTripper
