@@ -326,7 +326,7 @@ func runRebases(ctx context.Context, o *options, reg *testregistry.Registry, dir
 	// registry's mirror flags; github.com is mirrored too, for binaries or locks that read
 	// the archive.
 	args := append([]string{
-		"--ocp", mr.OCP,
+		"--ocp", mr.OCP, "--allow-base-mismatch", // testdata/microshift is a 4.16 tree
 		"--microshift-dir", tree,
 		"--cache-dir", filepath.Join(dir, "cache"),
 		"--authfile", authFile,

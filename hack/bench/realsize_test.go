@@ -60,7 +60,7 @@ func TestRealSizeBytes(t *testing.T) {
 		{Source: "quay.io", Mirror: reg.Host() + "/quay.io"},
 		{Source: "raw.githubusercontent.com", Mirror: reg.Host() + "/raw.githubusercontent.com"},
 	}
-	if _, err := rebase.Run(ctx, rebase.Options{OCP: ocp, MicroShiftDir: dir, Kustomize: lvmsrebase.Kustomize, ToolVersion: "test",
+	if _, err := rebase.Run(ctx, rebase.Options{OCP: ocp, AllowBaseMismatch: true, MicroShiftDir: dir, Kustomize: lvmsrebase.Kustomize, ToolVersion: "test",
 		Source: source.Options{Mirrors: mirrors, CacheDir: t.TempDir()}}); err != nil {
 		t.Fatal(err)
 	}
