@@ -54,6 +54,11 @@ func (s *Source) listTags(ctx context.Context, r imgRef) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	// One listing per repository and run: choosing the LVMS minor and resolving the bundle
+	// both read the bundle repository's tags.
+	if v, ok := s.tagLists.Load(loc); ok {
+		return slices.Clone(v.([]string)), nil
+	}
 	var tags []string
 	err = s.attempt(ctx, "listing tags of "+loc, func() error {
 		// remote.List follows the registry's Link headers across pages.
@@ -65,6 +70,7 @@ func (s *Source) listTags(ctx context.Context, r imgRef) ([]string, error) {
 		return nil, s.explain(err, "listing tags of "+r.repo, loc)
 	}
 	sort.Strings(tags)
+	s.tagLists.Store(loc, slices.Clone(tags))
 	if err := s.cache.updateTags(r.repo, func(t *tagRecord) { t.Tags = tags }); err != nil {
 		s.log.Warn("cannot record tags in cache", "repo", r.repo, "error", err)
 	}

@@ -116,6 +116,8 @@ type Source struct {
 	// puller shares ggcr's per-repository transports (ping, token) between calls, so each
 	// repository costs one ping per run rather than one per request.
 	puller *remote.Puller
+	// tagLists memoises tag listings by (mirrored) repository for the life of the Source.
+	tagLists sync.Map
 
 	ociMu  sync.Mutex
 	ociIdx map[string]*ociLayout
