@@ -22,6 +22,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/lvms-rebase/lvms-rebase/internal/redact"
 	"github.com/lvms-rebase/lvms-rebase/rebase/bundle"
 	"github.com/lvms-rebase/lvms-rebase/rebase/era"
 	"github.com/lvms-rebase/lvms-rebase/rebase/lock"
@@ -501,7 +502,7 @@ func (r *runner) writePRBody(plan *tree.Plan, before, files map[string][]byte) e
 	if old := r.result.old; old != nil {
 		in.oldVersion, in.oldPayload = old.Bundle.Version, old.PayloadVersion
 	}
-	if err := os.WriteFile(r.opts.PRBody, []byte(prBody(in)), 0o644); err != nil {
+	if err := os.WriteFile(r.opts.PRBody, []byte(redact.Text(prBody(in))), 0o644); err != nil {
 		return fmt.Errorf("--pr-body %s: %w", r.opts.PRBody, err)
 	}
 	return nil
@@ -519,11 +520,12 @@ func (r *runner) buildLock(files map[string][]byte, assets *snapshot.Assets) *lo
 	l.PayloadRule, l.PayloadSource = res.PayloadRule, res.PayloadSource
 	l.PayloadVersion = res.PayloadVersion
 	l.Bundle = lock.Image{
-		Ref:     res.Resolution.Bundle.Ref,
+		Ref:     redact.Strip(res.Resolution.Bundle.Ref),
 		Digest:  res.Resolution.Bundle.Digest,
 		Version: res.Resolution.Bundle.Version,
 	}
-	l.SnapshotAssets = lock.SnapshotAssets{Source: r.opts.SnapshotAssets, Commit: res.SnapshotCommit}
+	// The source is recorded without credentials: the lock is committed and shared.
+	l.SnapshotAssets = lock.SnapshotAssets{Source: redact.Strip(r.opts.SnapshotAssets), Commit: res.SnapshotCommit}
 	if assets != nil {
 		l.SnapshotAssets.SHA256 = assetsDigest(assets)
 		for _, d := range assets.Digests() {
@@ -531,7 +533,7 @@ func (r *runner) buildLock(files map[string][]byte, assets *snapshot.Assets) *lo
 		}
 	}
 	for _, p := range res.Resolution.Payloads {
-		l.Payloads = append(l.Payloads, lock.Payload{Arch: p.Arch, Ref: p.Ref, Digest: p.Digest, Version: p.Version})
+		l.Payloads = append(l.Payloads, lock.Payload{Arch: p.Arch, Ref: redact.Strip(p.Ref), Digest: p.Digest, Version: p.Version})
 	}
 	l.Images = r.lockImages
 	l.SetFiles(files)

@@ -2,12 +2,15 @@ package source
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"regexp"
 	"strings"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/lvms-rebase/lvms-rebase/internal/redact"
 )
 
 // Mirror is one --mirror SRC=DST prefix rewrite.
@@ -21,21 +24,52 @@ type Mirror struct {
 // String renders the flag form SRC=DST.
 func (m Mirror) String() string { return m.Source + "=" + m.Mirror }
 
-// ParseMirror parses SRC=DST.
+// ParseMirror parses SRC=DST; each side is a registry location (see checkLocation).
 func ParseMirror(s string) (Mirror, error) {
 	src, dst, ok := strings.Cut(s, "=")
 	src, dst = strings.TrimSuffix(strings.TrimSpace(src), "/"), strings.TrimSuffix(strings.TrimSpace(dst), "/")
 	if !ok || src == "" || dst == "" {
-		return Mirror{}, fmt.Errorf("mirror %q: want SRC=DST, e.g. registry.redhat.io=mirror.example.com:5000/rh", s)
+		return Mirror{}, fmt.Errorf("mirror %q: want SRC=DST, e.g. registry.redhat.io=mirror.example.com:5000/rh", redact.Text(s))
 	}
 	for _, side := range []string{src, dst} {
-		host, _, _ := strings.Cut(side, "/")
-		// Without a registry host, "mirror/x" would silently mean Docker Hub.
-		if !strings.ContainsAny(host, ".:") && host != "localhost" {
-			return Mirror{}, fmt.Errorf("mirror %q: %q does not start with a registry host (HOST[:PORT][/PATH])", s, side)
+		if err := checkLocation(side); err != nil {
+			return Mirror{}, fmt.Errorf("mirror %q: %w", redact.Text(s), err)
 		}
 	}
 	return Mirror{Source: src, Mirror: dst}, nil
+}
+
+var (
+	// registryHost is HOST[:PORT] or [IPv6]:PORT.
+	registryHost = regexp.MustCompile(`^([A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?|\[[0-9A-Fa-f:.]+\])(:[0-9]+)?$`)
+	// repoComponent is one path component of a repository name (distribution's grammar).
+	repoComponent = regexp.MustCompile(`^[a-z0-9]+((\.|_|__|-+)[a-z0-9]+)*$`)
+)
+
+// checkLocation validates a mirror or mirror source: HOST[:PORT][/PATH] with a real registry
+// host (without one, "mirror/x" would silently mean Docker Hub), no scheme, no user info (a
+// credential does not belong on a command line or in a shared file), no tag or digest, and a
+// path a registry can hold (lower case). Errors never repeat the value's credentials.
+func checkLocation(loc string) error {
+	switch {
+	case strings.Contains(loc, "://"):
+		return fmt.Errorf("%q: want HOST[:PORT][/PATH] without a scheme", redact.Text(loc))
+	case strings.Contains(loc, "@"):
+		return fmt.Errorf("%q: user info or a digest is not allowed (credentials go in --authfile)", redact.Text(loc))
+	}
+	host, path, hasPath := strings.Cut(loc, "/")
+	if !registryHost.MatchString(host) || (!strings.ContainsAny(host, ".:") && host != "localhost") {
+		return fmt.Errorf("%q does not start with a registry host (HOST[:PORT][/PATH])", loc)
+	}
+	if !hasPath {
+		return nil
+	}
+	for _, c := range strings.Split(path, "/") {
+		if !repoComponent.MatchString(c) {
+			return fmt.Errorf("%q: path component %q is not a valid repository name (lower-case letters, digits, . _ -; no tag)", loc, c)
+		}
+	}
+	return nil
 }
 
 // prefixMatch reports whether repo (host/path, no tag) is src or lies under it.
@@ -64,19 +98,28 @@ type idmsRule struct {
 	NeverContactS bool
 }
 
+// idmsDoc is one ImageDigestMirrorSet or ImageContentSourcePolicy. It is decoded strictly:
+// a misspelt field ("mirror:") would otherwise drop mirrors without a word.
 type idmsDoc struct {
-	Kind string `json:"kind"`
-	Spec struct {
-		ImageDigestMirrors []struct {
-			Source             string   `json:"source"`
-			Mirrors            []string `json:"mirrors"`
-			MirrorSourcePolicy string   `json:"mirrorSourcePolicy"`
-		} `json:"imageDigestMirrors"`
-		RepositoryDigestMirrors []struct {
-			Source  string   `json:"source"`
-			Mirrors []string `json:"mirrors"`
-		} `json:"repositoryDigestMirrors"`
+	APIVersion string         `json:"apiVersion"`
+	Kind       string         `json:"kind"`
+	Metadata   map[string]any `json:"metadata,omitempty"`
+	Spec       struct {
+		ImageDigestMirrors      []idmsEntry `json:"imageDigestMirrors"`
+		RepositoryDigestMirrors []icspEntry `json:"repositoryDigestMirrors"`
 	} `json:"spec"`
+	Status map[string]any `json:"status,omitempty"`
+}
+
+type idmsEntry struct {
+	Source             string   `json:"source"`
+	Mirrors            []string `json:"mirrors"`
+	MirrorSourcePolicy string   `json:"mirrorSourcePolicy"`
+}
+
+type icspEntry struct {
+	Source  string   `json:"source"`
+	Mirrors []string `json:"mirrors"`
 }
 
 var docSep = regexp.MustCompile(`(?m)^---\s*$`)
@@ -98,12 +141,18 @@ func parseIDMS(path string, data []byte) ([]idmsRule, error) {
 			continue
 		}
 		var d idmsDoc
-		if err := yaml.Unmarshal([]byte(doc), &d); err != nil {
+		if err := yaml.UnmarshalStrict([]byte(doc), &d); err != nil {
 			return nil, fmt.Errorf("IDMS file %s, document %d: %w", path, i+1, err)
 		}
 		switch d.Kind {
 		case "ImageDigestMirrorSet":
 			for _, m := range d.Spec.ImageDigestMirrors {
+				switch m.MirrorSourcePolicy {
+				case "", "AllowContactingSource", "NeverContactSource":
+				default:
+					return nil, fmt.Errorf("IDMS file %s, document %d: source %s: mirrorSourcePolicy %q, want AllowContactingSource or NeverContactSource",
+						path, i+1, m.Source, m.MirrorSourcePolicy)
+				}
 				rules = append(rules, idmsRule{Source: m.Source, Mirrors: m.Mirrors, NeverContactS: m.MirrorSourcePolicy == "NeverContactSource"})
 			}
 		case "ImageContentSourcePolicy":
@@ -115,14 +164,33 @@ func parseIDMS(path string, data []byte) ([]idmsRule, error) {
 		}
 	}
 	for _, r := range rules {
-		if r.Source == "" {
-			return nil, fmt.Errorf("IDMS file %s: an entry has no source", path)
+		if err := checkIDMSRule(r); err != nil {
+			return nil, fmt.Errorf("IDMS file %s: %w", path, err)
 		}
 	}
 	if len(rules) == 0 {
 		return nil, fmt.Errorf("IDMS file %s: no mirrors found", path)
 	}
 	return rules, nil
+}
+
+// checkIDMSRule validates a source and its mirrors like --mirror values.
+func checkIDMSRule(r idmsRule) error {
+	if r.Source == "" {
+		return errors.New("an entry has no source")
+	}
+	if err := checkLocation(r.Source); err != nil {
+		return fmt.Errorf("source: %w", err)
+	}
+	if len(r.Mirrors) == 0 {
+		return fmt.Errorf("source %s: no mirrors", r.Source)
+	}
+	for _, m := range r.Mirrors {
+		if err := checkLocation(m); err != nil {
+			return fmt.Errorf("source %s: mirror %w", r.Source, err)
+		}
+	}
+	return nil
 }
 
 // locations returns the repositories to try, in order, for a pull of repo. IDMS mirrors

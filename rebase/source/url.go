@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/lvms-rebase/lvms-rebase/internal/redact"
 )
 
 // FetchURL downloads an http(s) URL (the snapshot-assets tarball) through the retrying
@@ -133,39 +135,12 @@ func (s *Source) FetchURL(ctx context.Context, rawURL string) (io.ReadCloser, er
 	return f, nil
 }
 
-// safeURL renders u for errors and logs: the password masked (URL.Redacted) and every
-// query value too, since pre-signed and private download URLs carry tokens there.
-func safeURL(u *url.URL) string {
-	if u.RawQuery == "" {
-		return u.Redacted()
-	}
-	cp := *u
-	q := cp.Query()
-	for k := range q {
-		q[k] = []string{"xxxxx"}
-	}
-	cp.RawQuery = q.Encode()
-	return cp.Redacted()
-}
+// safeURL renders u for errors and logs: userinfo and every query value masked, since
+// pre-signed and private download URLs carry tokens there (internal/redact).
+func safeURL(u *url.URL) string { return redact.URL(u.String()) }
 
-// redactUserinfo masks the userinfo and query of a URL that url.Parse rejected (so neither
-// URL.Redacted nor safeURL is available). A malformed URL may hold a password with "/" or
-// ":" in it, so everything between the scheme and the last "@" goes:
-// "https://u:p/w@host/x?t=1" → "https://xxxxx@host/x?xxxxx".
-func redactUserinfo(raw string) string {
-	out := raw
-	if i := strings.Index(out, "?"); i >= 0 {
-		out = out[:i] + "?xxxxx"
-	}
-	prefix, rest := "", out
-	if i := strings.Index(out, "://"); i >= 0 {
-		prefix, rest = out[:i+3], out[i+3:]
-	}
-	if at := strings.LastIndex(rest, "@"); at >= 0 {
-		return prefix + "xxxxx" + rest[at:]
-	}
-	return out
-}
+// redactUserinfo masks the userinfo and query of a URL that url.Parse rejected.
+func redactUserinfo(raw string) string { return redact.URL(raw) }
 
 type httpStatusError struct {
 	url  string

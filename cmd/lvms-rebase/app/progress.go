@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/lvms-rebase/lvms-rebase/internal/redact"
 	"github.com/lvms-rebase/lvms-rebase/rebase/source"
 )
 
@@ -36,7 +37,7 @@ func (p *progressPrinter) report(ev source.Progress) {
 	if len(short) > 19 {
 		short = short[:19]
 	}
-	line := fmt.Sprintf("fetching %s %s: %s / %s", ev.Image, short, mib(ev.Done), mib(ev.Total))
+	line := fmt.Sprintf("fetching %s %s: %s / %s", redact.Text(ev.Image), short, mib(ev.Done), mib(ev.Total))
 	if p.terminal {
 		end := ""
 		if ev.Finished {

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	lvmsrebase "github.com/lvms-rebase/lvms-rebase"
+	"github.com/lvms-rebase/lvms-rebase/internal/redact"
 	"github.com/lvms-rebase/lvms-rebase/internal/version"
 	"github.com/lvms-rebase/lvms-rebase/rebase"
 	"github.com/lvms-rebase/lvms-rebase/rebase/snapshot"
@@ -151,9 +152,16 @@ func runRebase(ctx context.Context, f *rebaseFlags, streams IOStreams) error {
 
 func printResult(w io.Writer, format string, res *rebase.Result) error {
 	if format == "json" {
-		enc := json.NewEncoder(w)
+		var b strings.Builder
+		enc := json.NewEncoder(&b)
 		enc.SetIndent("", "  ")
-		return enc.Encode(res)
+		// HTML escaping would hide a query's "&" from the redaction below.
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(res); err != nil {
+			return err
+		}
+		_, err := io.WriteString(w, redact.Text(b.String()))
+		return err
 	}
 	var b strings.Builder
 	writeInputs(&b, res)
@@ -203,7 +211,7 @@ func printResult(w io.Writer, format string, res *rebase.Result) error {
 		total += ph.Duration
 	}
 	fmt.Fprintf(&b, "took %s\n", total.Round(time.Millisecond))
-	_, err := io.WriteString(w, b.String())
+	_, err := io.WriteString(w, redact.Text(b.String()))
 	return err
 }
 

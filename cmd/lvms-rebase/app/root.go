@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/lvms-rebase/lvms-rebase/internal/redact"
 	"github.com/lvms-rebase/lvms-rebase/internal/version"
 )
 
@@ -112,7 +113,7 @@ func Main(args []string, streams IOStreams) int {
 	}
 	// The only place an error is printed: commands return errors, cobra's printing is
 	// silenced, and phase log records do not repeat them.
-	fmt.Fprintf(streams.ErrOut, "Error: %v\n", err)
+	fmt.Fprintf(streams.ErrOut, "Error: %s\n", redact.Text(err.Error()))
 	if ec != nil {
 		return ec.code
 	}
@@ -173,7 +174,7 @@ func (l *logFlags) logger(w io.Writer) (*slog.Logger, error) {
 			if a.Key == slog.TimeKey && len(groups) == 0 {
 				return slog.Attr{}
 			}
-			return a
+			return redactAttr(a)
 		},
 	}
 	switch l.format {
@@ -183,4 +184,21 @@ func (l *logFlags) logger(w io.Writer) (*slog.Logger, error) {
 		return slog.New(slog.NewJSONHandler(w, opts)), nil
 	}
 	return nil, usageError("--log-format: expected text or json, got %q", l.format)
+}
+
+// redactAttr scrubs credentials from a log attribute's text (errors and strings carry the
+// URLs and references the user gave).
+func redactAttr(a slog.Attr) slog.Attr {
+	switch v := a.Value.Resolve(); v.Kind() {
+	case slog.KindString:
+		return slog.String(a.Key, redact.Text(v.String()))
+	case slog.KindAny:
+		if err, ok := v.Any().(error); ok {
+			return slog.String(a.Key, redact.Text(err.Error()))
+		}
+		if s, ok := v.Any().(fmt.Stringer); ok {
+			return slog.String(a.Key, redact.Text(s.String()))
+		}
+	}
+	return a
 }
