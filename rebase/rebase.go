@@ -173,6 +173,9 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if r.opts.SnapshotAssets == "" {
 		r.opts.SnapshotAssets = snapshot.DefaultSource
 	}
+	if _, err := era.ParseMinor(r.opts.OCP); err != nil {
+		return nil, fmt.Errorf("--ocp %w", err)
+	}
 	if _, err := era.OCPRowFor(r.opts.OCP); err != nil {
 		return nil, err
 	}

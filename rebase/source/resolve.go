@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/lvms-rebase/lvms-rebase/rebase/bundle"
+	"github.com/lvms-rebase/lvms-rebase/rebase/era"
 	"github.com/lvms-rebase/lvms-rebase/rebase/payload"
 )
 
@@ -132,7 +133,6 @@ func levenshtein(a, b string) int {
 var (
 	bundleTagRE  = regexp.MustCompile(`^v(\d+)\.(\d+)\.(\d+)(?:-(\d{1,3}))?$`)
 	payloadTagRE = regexp.MustCompile(`^(\d+)\.(\d+)\.(\d+)(-(?:rc|ec)\.\d+)?-([a-z0-9_]+)$`)
-	minorRE      = regexp.MustCompile(`^\d+\.\d+$`)
 )
 
 type bundleTag struct {
@@ -330,15 +330,17 @@ func (s *Source) Resolve(ctx context.Context, ocp, bundleMinor string) (*Resolut
 // the payloads resolve in parallel, as do the arches and the relatedImages (bounded by
 // Options.Concurrency); errors are reported in a fixed order (bundle, then payloads by arch).
 func (s *Source) ResolveIn(ctx context.Context, ocp, bundleMinor, workDir string) (*Resolution, error) {
-	if !minorRE.MatchString(ocp) {
-		return nil, fmt.Errorf("OpenShift version %q: want X.Y", ocp)
+	if _, err := era.ParseMinor(ocp); err != nil {
+		return nil, fmt.Errorf("OpenShift version %w", err)
 	}
 	// A pinned bundle without a wanted minor is taken for the minor its CSV says.
 	if bundleMinor == "" && s.opts.BundleRef == "" {
 		bundleMinor = ocp
 	}
-	if bundleMinor != "" && !minorRE.MatchString(bundleMinor) {
-		return nil, fmt.Errorf("LVMS version %q: want X.Y", bundleMinor)
+	if bundleMinor != "" {
+		if _, err := era.ParseMinor(bundleMinor); err != nil {
+			return nil, fmt.Errorf("LVMS version %w", err)
+		}
 	}
 	res := &Resolution{OCP: ocp, Payloads: []PayloadRef{}, RelatedImages: []ImageDigests{}}
 	x := newExtracted(workDir)

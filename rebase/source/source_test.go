@@ -186,7 +186,7 @@ func TestResolveErrors(t *testing.T) {
 				}
 			}
 		}},
-		{name: "bad minor", ocp: "4", err: `want X.Y`},
+		{name: "bad minor", ocp: "4", err: `expected X.Y`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/lvms-rebase/lvms-rebase/applier"
+	"github.com/lvms-rebase/lvms-rebase/internal/arch"
 )
 
 // applyFlags are the apply command's flag values.
@@ -75,6 +76,14 @@ func runApply(ctx context.Context, streams IOStreams, f *applyFlags) error {
 	}
 	if st, err := os.Stat(f.assets); err != nil || !st.IsDir() {
 		return usageError("--assets %s: not a directory", f.assets)
+	}
+	if f.arch != "" {
+		// The release JSONs carry MicroShift's names; Go names are accepted.
+		a, err := arch.MicroShift(f.arch)
+		if err != nil {
+			return usageError("--arch: %v", err)
+		}
+		f.arch = a
 	}
 	restCfg, err := loadKubeconfig(f.kubeconfig)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -15,8 +16,21 @@ import (
 	"github.com/lvms-rebase/lvms-rebase/internal/redact"
 	"github.com/lvms-rebase/lvms-rebase/internal/version"
 	"github.com/lvms-rebase/lvms-rebase/rebase"
+	"github.com/lvms-rebase/lvms-rebase/rebase/era"
 	"github.com/lvms-rebase/lvms-rebase/rebase/snapshot"
 )
+
+// checkMinorFlag is the strict X.Y check of --ocp (and other minor flags) when given: "4",
+// "4.17.3", "v4.17" and "04.17" are usage errors, not read as 4.0 or sent to a registry.
+func checkMinorFlag(flag, value string, given bool) error {
+	if !given {
+		return nil
+	}
+	if _, err := era.ParseMinor(value); err != nil {
+		return usageError("--%s %v", flag, err)
+	}
+	return nil
+}
 
 // rebaseFlags are the flags of the main job, `lvms-rebase --ocp X.Y`.
 type rebaseFlags struct {
@@ -65,6 +79,15 @@ func configureRebase(root *cobra.Command, streams IOStreams, logs *logFlags) {
 		}
 		if f.check && (f.lvms != "" || f.payload != "") {
 			return usageError("--check re-renders from the lock file's inputs; --lvms and --payload do not apply")
+		}
+		if err := checkMinorFlag("ocp", f.ocp, cmd.Flags().Changed("ocp")); err != nil {
+			return err
+		}
+		if err := checkMinorFlag("lvms", f.lvms, cmd.Flags().Changed("lvms")); err != nil {
+			return err
+		}
+		if st, err := os.Stat(f.microshiftDir); err != nil || !st.IsDir() {
+			return usageError("--microshift-dir %q: expected an existing directory (a MicroShift checkout)", f.microshiftDir)
 		}
 		return runRebase(cmd.Context(), f, streams)
 	}

@@ -38,6 +38,9 @@ manifest-list digest and per-arch child digests. It writes nothing except the im
 			if f.ocp == "" {
 				return usageError("--ocp X.Y is required (e.g. --ocp 4.18)")
 			}
+			if err := checkMinorFlag("ocp", f.ocp, true); err != nil {
+				return err
+			}
 			return runResolve(cmd.Context(), f, streams)
 		},
 	}

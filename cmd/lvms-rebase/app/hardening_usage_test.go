@@ -1,0 +1,52 @@
+package app
+
+import (
+	"bytes"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestHardeningUsageErrors: each of these is a mistake on the command line; it must exit 2
+// before anything is fetched, with the flag named and no credential echoed.
+func TestHardeningUsageErrors(t *testing.T) {
+	tree := t.TempDir()
+	missing := filepath.Join(t.TempDir(), "no-such-tree")
+	for _, tc := range []struct {
+		args []string
+		flag string
+	}{
+		{[]string{"--ocp", "4", "--microshift-dir", tree}, "--ocp"},
+		{[]string{"--ocp", "4.17.3", "--microshift-dir", tree}, "--ocp"},
+		{[]string{"--ocp", "v4.17", "--microshift-dir", tree}, "--ocp"},
+		{[]string{"--ocp", "04.17", "--microshift-dir", tree}, "--ocp"},
+		{[]string{"--ocp", "4.017", "--microshift-dir", tree}, "--ocp"},
+		{[]string{"--ocp", "4.17-rc", "--microshift-dir", tree}, "--ocp"},
+		{[]string{"--ocp", " 4.17", "--microshift-dir", tree}, "--ocp"},
+		{[]string{"--check", "--ocp", "4.17.0", "--microshift-dir", tree}, "--ocp"},
+		{[]string{"resolve", "--ocp", "4.17.3"}, "--ocp"},
+		{[]string{"--ocp", "4.17", "--microshift-dir", missing}, "--microshift-dir"},
+		{[]string{"--check", "--microshift-dir", missing}, "--microshift-dir"},
+		{[]string{"--ocp", "4.17", "--microshift-dir", tree, "--mirror", "https://quay.io=mirror.local/q"}, "--mirror"},
+		{[]string{"--ocp", "4.17", "--microshift-dir", tree, "--mirror", "quay.io=canary-user:canary-pass@mirror.local/q"}, "--mirror"},
+		{[]string{"--ocp", "4.17", "--microshift-dir", tree, "--mirror", "quay.io=mirror.local/Q"}, "--mirror"},
+		{[]string{"apply", "--kubeconfig", "/dev/null", "--assets", tree, "--arch", "sparc"}, "--arch"},
+		{[]string{"apply", "--kubeconfig", "/dev/null", "--assets", tree, "--arch", "amd64x"}, "--arch"},
+	} {
+		var out, errOut bytes.Buffer
+		code := Main(tc.args, IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut})
+		if code != ExitUsage {
+			t.Errorf("lvms-rebase %q: exit %d, want %d (stderr %s)", tc.args, code, ExitUsage, errOut.String())
+			continue
+		}
+		if !strings.Contains(errOut.String(), tc.flag) {
+			t.Errorf("lvms-rebase %q: stderr does not name %s: %s", tc.args, tc.flag, errOut.String())
+		}
+		if strings.Contains(out.String()+errOut.String(), "canary") {
+			t.Errorf("lvms-rebase %q: credentials echoed: %s", tc.args, errOut.String())
+		}
+		if tc.args[len(tc.args)-1] == "sparc" && !strings.Contains(errOut.String(), "x86_64") {
+			t.Errorf("apply --arch: valid values not listed: %s", errOut.String())
+		}
+	}
+}
