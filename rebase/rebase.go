@@ -116,6 +116,8 @@ type Result struct {
 	Fetched          []source.FetchStats `json:"fetched"` // bytes pulled per image (bundle, payloads)
 	Commits          []string            `json:"commits,omitempty"`
 	Drift            bool                `json:"drift"`
+	// Recovered lists interrupted writes of earlier runs that this run repaired first.
+	Recovered []tree.Recovery `json:"recovered,omitempty"`
 
 	old *lock.Lock // the lock found in the tree before the run, for the PR body
 }
@@ -162,6 +164,14 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	opts.MicroShiftDir = root
 
 	r := &runner{opts: opts, log: log, result: &Result{Mode: opts.Mode}}
+	unlock, err := tree.Lock(root)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if err := r.recoverTree(); err != nil {
+		return r.result, err
+	}
 	old, err := readLock(root)
 	if err != nil {
 		return nil, err
@@ -210,6 +220,18 @@ func (r *runner) prepare(old *lock.Lock) error {
 		return err
 	}
 	r.result.PayloadRule, r.result.PayloadSource, err = choosePayloads(&r.opts)
+	return err
+}
+
+// recoverTree repairs a write that an earlier, killed run left half done, and says so: the
+// tree is then either as before that run or as it wrote it, never a mix.
+func (r *runner) recoverTree() error {
+	recs, err := tree.Recover(r.opts.MicroShiftDir)
+	for _, rec := range recs {
+		r.log.Warn(rec.String(), "dir", rec.Dir, "action", rec.Action)
+		r.result.Warnings = append(r.result.Warnings, rec.String())
+	}
+	r.result.Recovered = recs
 	return err
 }
 

@@ -4,8 +4,9 @@
 // bytes. Managed directories are those whose whole content the set replaces: files in them
 // that the set lacks are removed. Nothing outside the set's paths and the managed
 // directories is read for planning or written, except a transient work directory
-// (".lvms-rebase-*") in the root that holds the new files and the backups of the old ones
-// during the swap and is removed afterwards.
+// (".lvms-rebase-*") in the root that holds the new files, the journal and the backups of
+// the old ones during the swap and is removed afterwards (journal.go). Lock serialises
+// writers on one tree; Recover repairs a write that a kill interrupted.
 package tree
 
 import (
@@ -113,7 +114,7 @@ func validate(files map[string][]byte, managedDirs []string) error {
 			p == ".." || strings.HasPrefix(p, "../") {
 			return fmt.Errorf("%s %q: expected a clean, relative, slash-separated path inside the root", what, p)
 		}
-		if strings.HasPrefix(p, ".lvms-rebase-") {
+		if strings.HasPrefix(p, workPrefix) {
 			return fmt.Errorf("%s %q: the name is reserved for the writer's work directory", what, p)
 		}
 		return nil
@@ -166,11 +167,13 @@ func writeFileSync(name string, data []byte, perm fs.FileMode) error {
 }
 
 // Write makes the tree at root hold files and nothing else in the managed directories, and
-// returns what it did. It is atomic: all new contents are first written to a work
-// directory on the same file system; the old files are then moved aside and the new ones
-// renamed into place; if any step fails, every completed step is undone so the tree is
-// byte-identical to before. Existing files keep their mode; new ones get 0644. A Write
-// whose plan has no changes writes nothing (no mtime changes).
+// returns what it did. It is atomic and journaled (see journal.go): all new contents are
+// first written to a work directory on the same file system, the intent is recorded, the old
+// files are moved aside and the new ones renamed into place; if any step fails, the journal
+// is rolled back so the tree is byte-identical to before, and a process killed at any point
+// leaves a state Recover repairs. Nothing is written through a symlink that leads out of the
+// root. Existing files keep their mode; new ones get 0644. A Write whose plan has no changes
+// writes nothing (no mtime changes). Callers hold Lock.
 func Write(root string, files map[string][]byte, managedDirs []string) (*Plan, error) {
 	p, err := Compute(root, files, managedDirs)
 	if err != nil {
@@ -179,7 +182,7 @@ func Write(root string, files map[string][]byte, managedDirs []string) (*Plan, e
 	if !p.Changed() {
 		return p, nil
 	}
-	work, err := os.MkdirTemp(root, ".lvms-rebase-")
+	work, err := os.MkdirTemp(root, workPrefix)
 	if err != nil {
 		return nil, fmt.Errorf("creating work directory in %s: %w", root, err)
 	}
@@ -189,38 +192,92 @@ func Write(root string, files map[string][]byte, managedDirs []string) (*Plan, e
 			os.RemoveAll(work)
 		}
 	}()
-	newDir := filepath.Join(work, "new")
-	oldDir := filepath.Join(work, "old")
+	if err := checkInside(root, p); err != nil {
+		return nil, err
+	}
+	if err := stage(root, filepath.Join(work, "new"), p, files); err != nil {
+		return nil, err
+	}
+	j := &journal{Add: p.Add, Change: p.Change, Remove: p.Remove, Dirs: missingDirs(root, p.Add), Managed: managedDirs}
+	if err := j.save(work); err != nil {
+		return nil, err
+	}
+	stepHook("journaled")
+	err = j.apply(root, work)
+	if err == nil {
+		stepHook("placed")
+		err = markCommitted(work)
+	}
+	if err != nil {
+		if rerr := j.rollback(root, work); rerr != nil {
+			keep = true
+			return nil, fmt.Errorf("%w; restoring the tree also failed, backups kept in %s: %v", err, filepath.Join(work, "old"), rerr)
+		}
+		return nil, err
+	}
+	stepHook("committed")
+	pruneEmptyDirs(root, p.Remove, managedDirs)
+	return p, nil
+}
 
-	// Stage: write every new content; the tree is not touched yet.
+// stage writes every new content under newDir; the tree is not touched yet.
+func stage(root, newDir string, p *Plan, files map[string][]byte) error {
 	for _, rel := range append(append([]string(nil), p.Add...), p.Change...) {
 		mode := fs.FileMode(0o644)
-		if fi, err := os.Stat(filepath.Join(root, filepath.FromSlash(rel))); err == nil && fi.Mode().IsRegular() {
+		if fi, err := os.Lstat(filepath.Join(root, filepath.FromSlash(rel))); err == nil && fi.Mode().IsRegular() {
 			mode = fi.Mode().Perm()
 		}
 		dst := filepath.Join(newDir, filepath.FromSlash(rel))
 		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			return nil, fmt.Errorf("staging %s: %w", rel, err)
+			return fmt.Errorf("staging %s: %w", rel, err)
 		}
+		stepHook("stage " + rel)
 		if err := writeFileFn(dst, files[rel], mode); err != nil {
-			return nil, fmt.Errorf("staging %s: %w", rel, err)
+			return fmt.Errorf("staging %s: %w", rel, err)
 		}
 		// WriteFile applies the umask; the mode must be exactly the old file's.
 		if err := os.Chmod(dst, mode); err != nil {
-			return nil, fmt.Errorf("staging %s: %w", rel, err)
+			return fmt.Errorf("staging %s: %w", rel, err)
 		}
 	}
+	return nil
+}
 
-	s := &swap{root: root}
-	if err := s.run(p, newDir, oldDir); err != nil {
-		if rerr := s.rollback(); rerr != nil {
-			keep = true
-			return nil, fmt.Errorf("%w; restoring the tree also failed, backups kept in %s: %v", err, oldDir, rerr)
-		}
-		return nil, err
+// checkInside refuses a plan whose paths lead, through a symlinked directory, out of the
+// root (a symlinked scripts/ would otherwise receive the lock file somewhere else). A path
+// that is itself a symlink is fine: the rename replaces the link, it does not write through it.
+func checkInside(root string, p *Plan) error {
+	realRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return fmt.Errorf("resolving %s: %w", root, err)
 	}
-	pruneEmptyDirs(root, p.Remove, managedDirs)
-	return p, nil
+	for _, rel := range append(append(append([]string(nil), p.Add...), p.Change...), p.Remove...) {
+		dir := filepath.Dir(filepath.Join(root, filepath.FromSlash(rel)))
+		real, err := evalExisting(dir)
+		if err != nil {
+			return fmt.Errorf("resolving the directory of %s: %w", rel, err)
+		}
+		if r, err := filepath.Rel(realRoot, real); err != nil || r == ".." || strings.HasPrefix(r, "../") {
+			return fmt.Errorf("refusing to write %s: its directory leads out of %s through a symlink (to %s)", rel, root, real)
+		}
+	}
+	return nil
+}
+
+// evalExisting resolves the symlinks of the longest existing prefix of dir.
+func evalExisting(dir string) (string, error) {
+	rest := ""
+	for {
+		real, err := filepath.EvalSymlinks(dir)
+		if err == nil {
+			return filepath.Join(real, rest), nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) || filepath.Dir(dir) == dir {
+			return "", err
+		}
+		rest = filepath.Join(filepath.Base(dir), rest)
+		dir = filepath.Dir(dir)
+	}
 }
 
 // pruneEmptyDirs removes directories below a managed directory that removals left empty
@@ -238,76 +295,4 @@ func pruneEmptyDirs(root string, removed, managedDirs []string) {
 			}
 		}
 	}
-}
-
-// swap records each completed step so that rollback can undo them in reverse.
-type swap struct {
-	root string
-	undo []func() error
-}
-
-func (s *swap) run(p *Plan, newDir, oldDir string) error {
-	// Move aside what is replaced or removed.
-	for _, rel := range append(append([]string(nil), p.Change...), p.Remove...) {
-		live := filepath.Join(s.root, filepath.FromSlash(rel))
-		bak := filepath.Join(oldDir, filepath.FromSlash(rel))
-		if err := os.MkdirAll(filepath.Dir(bak), 0o755); err != nil {
-			return fmt.Errorf("backing up %s: %w", rel, err)
-		}
-		if err := renameFn(live, bak); err != nil {
-			return fmt.Errorf("backing up %s: %w", rel, err)
-		}
-		s.undo = append(s.undo, func() error { return renameFn(bak, live) })
-	}
-	// Put the new contents in place.
-	for _, rel := range append(append([]string(nil), p.Add...), p.Change...) {
-		live := filepath.Join(s.root, filepath.FromSlash(rel))
-		if err := s.mkdirAll(filepath.Dir(live)); err != nil {
-			return fmt.Errorf("writing %s: %w", rel, err)
-		}
-		if err := renameFn(filepath.Join(newDir, filepath.FromSlash(rel)), live); err != nil {
-			return fmt.Errorf("writing %s: %w", rel, err)
-		}
-		s.undo = append(s.undo, func() error { return os.Remove(live) })
-	}
-	return nil
-}
-
-// mkdirAll creates dir and the missing parents, recording each for rollback.
-func (s *swap) mkdirAll(dir string) error {
-	var missing []string
-	for d := dir; ; d = filepath.Dir(d) {
-		fi, err := os.Stat(d)
-		if err == nil {
-			if !fi.IsDir() {
-				return fmt.Errorf("%s: expected a directory", d)
-			}
-			break
-		}
-		if !errors.Is(err, fs.ErrNotExist) {
-			return err
-		}
-		missing = append(missing, d)
-		if d == filepath.Dir(d) {
-			break
-		}
-	}
-	for i := len(missing) - 1; i >= 0; i-- {
-		d := missing[i]
-		if err := os.Mkdir(d, 0o755); err != nil {
-			return err
-		}
-		s.undo = append(s.undo, func() error { return os.Remove(d) })
-	}
-	return nil
-}
-
-func (s *swap) rollback() error {
-	var errs []error
-	for i := len(s.undo) - 1; i >= 0; i-- {
-		if err := s.undo[i](); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
 }

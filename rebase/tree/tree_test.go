@@ -83,6 +83,11 @@ func hashTree(t *testing.T, root string) map[string]string {
 			m[rel] = "dir " + fi.Mode().String()
 			return nil
 		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			target, err := os.Readlink(p)
+			m[rel] = "link " + target
+			return err
+		}
 		b, err := os.ReadFile(p)
 		if err != nil {
 			return err
