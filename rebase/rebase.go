@@ -137,6 +137,8 @@ type runner struct {
 	result *Result
 	// lockImages collects, per release key, the digests written for the lock file.
 	lockImages []lock.ImageDigests
+	// releaseData are the tree's release JSONs per arch, read and checked by preflight.
+	releaseData map[string][]byte
 }
 
 // Run performs the rebase described by opts.
@@ -192,6 +194,9 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	r.result.OCP = r.opts.OCP
 
 	if r.src, err = source.New(r.opts.Source); err != nil {
+		return nil, err
+	}
+	if err := r.preflight(); err != nil {
 		return nil, err
 	}
 	if r.work, err = os.MkdirTemp("", "lvms-rebase-"); err != nil {
@@ -384,12 +389,8 @@ func (r *runner) run(ctx context.Context) error {
 		res.Images = archImages
 		res.ReleaseChanges = map[string]*release.Change{}
 		for _, a := range arches {
-			rel := filepath.ToSlash(filepath.Join("assets", "release", "release-"+a+".json"))
-			data, err := os.ReadFile(filepath.Join(r.opts.MicroShiftDir, rel))
-			if err != nil {
-				return fmt.Errorf("reading %s: expected MicroShift's release JSON for %s: %w", rel, a, err)
-			}
-			merged, change, err := release.MergeWith(data, r.era, archImages[a], r.mergeOptions(tr))
+			rel := releasePath(a)
+			merged, change, err := release.MergeWith(r.releaseData[a], r.era, archImages[a], r.mergeOptions(tr))
 			if err != nil {
 				return fmt.Errorf("%s: %w", rel, err)
 			}

@@ -1,0 +1,240 @@
+package app
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/lvms-rebase/lvms-rebase/rebase/testregistry"
+	"github.com/lvms-rebase/lvms-rebase/rebase/tree"
+)
+
+// Canary credentials: none of these strings may appear in any output.
+const (
+	canaryUser  = "canary-user-7f3"
+	canaryPass  = "canary-pass-9d1"
+	canaryToken = "canary-token-c4e"
+)
+
+func hasCanary(s string) bool {
+	for _, c := range []string{canaryUser, canaryPass, canaryToken, "canary-"} {
+		if strings.Contains(s, c) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestCanaryCredentials drives every input that may carry credentials — --snapshot-assets,
+// --mirror, IDMS/ICSP mirrors, --ocp-release*, --lvms-bundle*, a kubeconfig server URL — with
+// canary user names, passwords and query tokens, in runs that succeed and runs that fail,
+// and greps every output: the tree (lock included), the PR body, the git history of a
+// --commit run, stdout and stderr in text and JSON.
+func TestCanaryCredentials(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end")
+	}
+	e := newE2E(t)
+	host := e.reg.Host()
+	cred := canaryUser + ":" + canaryPass + "@"
+	assets := "http://" + cred + host + testregistry.SnapshotArchivePrefix + "{commit}.tar.gz?token=" + canaryToken
+	dir := copyTree(t, "../../../testdata/microshift")
+	gitInit(t, dir)
+	setGitIdentity(t)
+	body := filepath.Join(t.TempDir(), "pr.md")
+	var outputs strings.Builder
+	collect := func(name string, code, want int, out, errOut string) {
+		t.Helper()
+		outputs.WriteString(out + errOut)
+		if code != want {
+			t.Errorf("%s: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", name, code, want, out, errOut)
+		}
+	}
+	// Successful runs with a credentialed snapshot-assets URL: write + commit + PR body, then
+	// JSON output and --check in both log formats.
+	code, out, errOut := e.run(dir, "--ocp", "4.18", "--snapshot-assets", assets, "--commit", "--pr-body", body)
+	collect("write", code, 0, out, errOut)
+	code, out, errOut = e.run(dir, "--ocp", "4.18", "--snapshot-assets", assets, "--dry-run", "-o", "json", "--log-format", "json")
+	collect("dry-run json", code, 0, out, errOut)
+	code, out, errOut = e.run(dir, "--check", "-o", "json")
+	collect("check", code, 0, out, errOut)
+
+	idms := filepath.Join(t.TempDir(), "idms.yaml")
+	os.WriteFile(idms, []byte("kind: ImageDigestMirrorSet\nspec:\n  imageDigestMirrors:\n  - source: registry.redhat.io/lvms4\n    mirrors: [\""+cred+host+"/registry.redhat.io/lvms4\"]\n"), 0o644)
+	icsp := filepath.Join(t.TempDir(), "icsp.yaml")
+	os.WriteFile(icsp, []byte("kind: ImageContentSourcePolicy\nspec:\n  repositoryDigestMirrors:\n  - source: quay.io\n    mirrors: [\"https://"+cred+"mirror.local/q?token="+canaryToken+"\"]\n"), 0o644)
+	bad := "/registry.redhat.io/lvms4/lvms-operator-bundle:v4.18.0"
+	failing := []struct {
+		args []string
+		code int
+	}{
+		{[]string{"--snapshot-assets", strings.Replace(assets, "{commit}", "{commit}-missing", 1)}, ExitError},
+		{[]string{"--snapshot-assets", "http://" + canaryUser + ":" + canaryPass + "/x@" + host + "/a/{commit}.tar.gz"}, ExitError},
+		{[]string{"--mirror", "quay.io=" + cred + host + "/quay.io"}, ExitUsage},
+		{[]string{"--mirror", "https://" + cred + "quay.io=" + host + "/quay.io"}, ExitUsage},
+		{[]string{"--idms-file", idms}, ExitError},
+		{[]string{"--idms-file", icsp}, ExitError},
+		{[]string{"--lvms-bundle", cred + host + bad}, ExitError},
+		{[]string{"--lvms-bundle", "https://" + cred + host + bad + "?token=" + canaryToken}, ExitError},
+		{[]string{"--lvms-bundle-repo", cred + host + "/registry.redhat.io/lvms4/lvms-operator-bundle"}, ExitError},
+		{[]string{"--ocp-release", cred + host + "/quay.io/openshift-release-dev/ocp-release:4.18.0-{arch}"}, ExitError},
+		{[]string{"--ocp-release-x86_64", cred + host + "/q:1", "--ocp-release-aarch64", "docker://" + cred + host + "/q:1"}, ExitError},
+		{[]string{"--ocp-release-repo", cred + host + "/quay.io/openshift-release-dev/ocp-release"}, ExitError},
+	}
+	for _, f := range failing {
+		for _, format := range []string{"text", "json"} {
+			code, out, errOut := e.run(t.TempDir(), append([]string{"--ocp", "4.18", "--dry-run", "--log-format", format, "-o", format, "--timeout", "20s"}, f.args...)...)
+			collect(strings.Join(f.args, " "), code, f.code, out, errOut)
+		}
+	}
+	// apply: a kubeconfig whose server URL carries credentials and a token.
+	kc := filepath.Join(t.TempDir(), "kubeconfig")
+	os.WriteFile(kc, []byte(`apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://`+cred+`127.0.0.1:1/?token=`+canaryToken+`", insecure-skip-tls-verify: true}}]
+users: [{name: u, user: {token: `+canaryToken+`}}]
+contexts: [{name: c, context: {cluster: c, user: u}}]
+current-context: c
+`), 0o600)
+	var aout, aerr bytes.Buffer
+	acode := Main([]string{"apply", "--kubeconfig", kc, "--assets", filepath.Join(goldenRoot, "4.18", "assets"), "--arch", "x86_64",
+		"--volume-groups", "vg1", "--timeout", "3s", "--runtime-lvmd", filepath.Join(t.TempDir(), "lvmd.yaml"), "--lvmd", filepath.Join(t.TempDir(), "none.yaml")},
+		IOStreams{In: strings.NewReader(""), Out: &aout, ErrOut: &aerr})
+	collect("apply", acode, ExitError, aout.String(), aerr.String())
+
+	for p, data := range readTree(t, dir) {
+		if hasCanary(string(data)) {
+			t.Errorf("tree file %s carries a credential:\n%s", p, data)
+		}
+	}
+	if b, _ := os.ReadFile(body); hasCanary(string(b)) || len(b) == 0 {
+		t.Errorf("PR body carries a credential (or is empty):\n%s", b)
+	}
+	if log := gitOut(t, dir, "log", "-p", "--all"); hasCanary(log) {
+		t.Errorf("git history carries a credential:\n%s", log)
+	}
+	if s := outputs.String(); hasCanary(s) {
+		for _, line := range strings.Split(s, "\n") {
+			if hasCanary(line) {
+				t.Errorf("output line carries a credential: %s", line)
+			}
+		}
+	}
+	lock, _ := os.ReadFile(filepath.Join(dir, "scripts/auto-rebase/lvms-rebase.lock.yaml"))
+	if !strings.Contains(string(lock), "source: http://"+host+testregistry.SnapshotArchivePrefix+"{commit}.tar.gz\n") {
+		t.Errorf("lock does not record the stripped source:\n%s", lock)
+	}
+}
+
+func setGitIdentity(t *testing.T) {
+	for k, v := range map[string]string{"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@localhost", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@localhost"} {
+		t.Setenv(k, v)
+	}
+}
+
+// TestFailBeforeWriting: --commit without a repository or an identity, an unwritable
+// --pr-body and a tree without (parseable) release JSONs fail before any request reaches the
+// registry and before the tree is touched.
+func TestFailBeforeWriting(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end")
+	}
+	e := newE2E(t)
+	for _, tc := range []struct {
+		name    string
+		setup   func(t *testing.T, dir string) []string
+		wantErr string
+	}{
+		{"commit outside git", func(t *testing.T, dir string) []string { return []string{"--commit"} }, "not inside a git work tree"},
+		{"commit without identity", func(t *testing.T, dir string) []string {
+			gitInit(t, dir)
+			t.Setenv("GIT_CONFIG_GLOBAL", "/dev/null")
+			t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+			for _, k := range []string{"GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "EMAIL"} {
+				t.Setenv(k, "")
+			}
+			cmd := exec.Command("git", "config", "user.useConfigOnly", "true")
+			cmd.Dir = dir
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("%v: %s", err, out)
+			}
+			return []string{"--commit"}
+		}, "identity"},
+		{"pr-body in a missing directory", func(t *testing.T, dir string) []string {
+			return []string{"--pr-body", filepath.Join(t.TempDir(), "no", "pr.md")}
+		}, "--pr-body"},
+		{"pr-body is a directory", func(t *testing.T, dir string) []string { return []string{"--pr-body", t.TempDir()} }, "--pr-body"},
+		{"release JSON missing", func(t *testing.T, dir string) []string {
+			os.Remove(filepath.Join(dir, "assets/release/release-aarch64.json"))
+			return nil
+		}, "release-aarch64.json"},
+		{"release JSON malformed", func(t *testing.T, dir string) []string {
+			os.WriteFile(filepath.Join(dir, "assets/release/release-x86_64.json"), []byte(`{"release": {"base": "4.18.0"}, "images": [`), 0o644)
+			return nil
+		}, "release-x86_64.json"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := copyTree(t, "../../../testdata/microshift")
+			args := append([]string{"--ocp", "4.18"}, tc.setup(t, dir)...)
+			before := treeHash(t, dir)
+			e.reg.ResetStats()
+			code, out, errOut := e.run(dir, args...)
+			if code != ExitError || !strings.Contains(errOut, tc.wantErr) {
+				t.Fatalf("exit %d, want 1 with %q\nstdout:\n%s\nstderr:\n%s", code, tc.wantErr, out, errOut)
+			}
+			if n := e.reg.Stats().Requests("", ""); n != 0 {
+				t.Errorf("%d registry requests before failing", n)
+			}
+			if treeHash(t, dir) != before {
+				t.Error("the tree changed")
+			}
+		})
+	}
+}
+
+// TestSecondRunRefusedAndInterruptedWriteRepaired: a run on a tree another lvms-rebase holds
+// fails at once naming the tree; a tree left half-written by a killed run is repaired by the
+// next run, which says so.
+func TestSecondRunRefusedAndInterruptedWriteRepaired(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end")
+	}
+	e := newE2E(t)
+	dir := copyTree(t, "../../../testdata/microshift")
+	unlock, err := tree.Lock(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut := e.run(dir, "--ocp", "4.18")
+	unlock()
+	if code != ExitError || !strings.Contains(errOut, "another lvms-rebase holds "+dir) {
+		t.Fatalf("second run: exit %d\n%s", code, errOut)
+	}
+
+	// A killed write: the release JSONs moved to the backups, the journal written, no marker.
+	before := treeHash(t, dir)
+	work := filepath.Join(dir, ".lvms-rebase-123")
+	for _, a := range []string{"x86_64", "aarch64"} {
+		rel := "assets/release/release-" + a + ".json"
+		os.MkdirAll(filepath.Join(work, "old/assets/release"), 0o755)
+		os.MkdirAll(filepath.Join(work, "new/assets/release"), 0o755)
+		os.WriteFile(filepath.Join(work, "new", rel), []byte("{}"), 0o644)
+		if err := os.Rename(filepath.Join(dir, rel), filepath.Join(work, "old", rel)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(filepath.Join(work, "journal.json"), []byte(`{"change":["assets/release/release-aarch64.json","assets/release/release-x86_64.json"]}`), 0o644)
+	code, out, errOut := e.run(dir, "--check")
+	if !strings.Contains(out+errOut, "rolled back") {
+		t.Fatalf("--check does not say it rolled back (exit %d):\n%s\n%s", code, out, errOut)
+	}
+	if _, err := os.Stat(work); err == nil {
+		t.Error("work directory left behind")
+	}
+	if treeHash(t, dir) != before {
+		t.Error("the tree is not as before the killed run")
+	}
+}

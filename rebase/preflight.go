@@ -1,0 +1,83 @@
+package rebase
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/lvms-rebase/lvms-rebase/release"
+)
+
+// preflight checks everything a run needs from the local machine before any network access
+// or write: the tree's shape (each arch's release JSON present and parseable), a git
+// repository with an identity for --commit, a writable --pr-body. Without it these failed
+// after the tree had been rewritten.
+func (r *runner) preflight() error {
+	r.releaseData = map[string][]byte{}
+	for _, a := range r.src.Arches() {
+		rel := releasePath(a)
+		data, err := os.ReadFile(filepath.Join(r.opts.MicroShiftDir, filepath.FromSlash(rel)))
+		if err != nil {
+			return fmt.Errorf("--microshift-dir %s: reading %s: expected MicroShift's release JSON for %s: %w", r.opts.MicroShiftDir, rel, a, err)
+		}
+		if _, err := release.Read(data); err != nil {
+			return fmt.Errorf("--microshift-dir %s: %s: %w", r.opts.MicroShiftDir, rel, err)
+		}
+		r.releaseData[a] = data
+	}
+	if r.opts.Commit && r.opts.Mode == ModeWrite {
+		if err := gitPreflight(r.opts.MicroShiftDir); err != nil {
+			return err
+		}
+	}
+	if r.opts.PRBody != "" {
+		if err := checkWritable(r.opts.PRBody); err != nil {
+			return fmt.Errorf("--pr-body %s: %w", r.opts.PRBody, err)
+		}
+	}
+	return nil
+}
+
+func releasePath(arch string) string { return "assets/release/release-" + arch + ".json" }
+
+// gitPreflight checks that --commit can commit: root is inside a git work tree and git knows
+// who the author and committer are.
+func gitPreflight(root string) error {
+	if out, err := git(root, "rev-parse", "--is-inside-work-tree"); err != nil || strings.TrimSpace(out) != "true" {
+		return fmt.Errorf("--commit: %s is not inside a git work tree", root)
+	}
+	for _, v := range []string{"GIT_AUTHOR_IDENT", "GIT_COMMITTER_IDENT"} {
+		if _, err := git(root, "var", v); err != nil {
+			return fmt.Errorf("--commit: git has no identity to commit with (set user.name and user.email): %w", err)
+		}
+	}
+	return nil
+}
+
+// checkWritable tells whether a file can be written at p without changing anything: an
+// existing regular file is opened for writing (not truncated), a new one is tried as a
+// temporary sibling that is removed again.
+func checkWritable(p string) error {
+	fi, err := os.Stat(p)
+	switch {
+	case err == nil && !fi.Mode().IsRegular():
+		return fmt.Errorf("expected a regular file, found %v", fi.Mode().Type())
+	case err == nil:
+		f, err := os.OpenFile(p, os.O_WRONLY, 0)
+		if err != nil {
+			return fmt.Errorf("not writable: %w", err)
+		}
+		return f.Close()
+	case !errors.Is(err, fs.ErrNotExist):
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(p), ".lvms-rebase-pr-body-*")
+	if err != nil {
+		return fmt.Errorf("cannot create the file: %w", err)
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}
