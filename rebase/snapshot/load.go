@@ -152,7 +152,7 @@ func loadWhole(ctx context.Context, source, commit string, fetch FetchFunc) (*As
 		}
 		if fi.IsDir() {
 			err = readDir(os.DirFS(source), a.Files)
-		} else {
+		} else if err = checkArchiveCommit(source, commit); err == nil {
 			var f *os.File
 			f, err = os.Open(source)
 			if err == nil {
@@ -175,6 +175,25 @@ func loadWhole(ctx context.Context, source, commit string, fetch FetchFunc) (*As
 			a.Source, commit, strings.Join(missing, ", "))
 	}
 	return a, nil
+}
+
+// checkArchiveCommit refuses a local tarball that says it holds another commit (its pax
+// global header or <repo>-<commit> top directory): another release's archive must not be
+// read as this payload's. An archive that names no commit is taken as the user's choice.
+func checkArchiveCommit(path, commit string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	got, err := gitcommit.Archive(f, MaxStreamBytes)
+	if err != nil {
+		return err
+	}
+	if got != "" && !gitcommit.Same(got, commit) {
+		return fmt.Errorf("the archive holds commit %s, but the payload names %s", got, commit)
+	}
+	return nil
 }
 
 // readDir reads the wanted files of a repository checkout. Symlinks and other non-regular

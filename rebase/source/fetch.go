@@ -87,10 +87,11 @@ func transient(ctx context.Context, err error) bool {
 		return false
 	}
 	var dm *digestMismatchError
+	var cd *corruptDownloadError
 	// ggcr reports digest mismatches as plain errors: "error verifying sha256 checksum…"
 	// for blobs, "manifest digest … does not match requested digest" for manifests.
 	msg := err.Error()
-	return retryableErr(err) || errors.As(err, &dm) || strings.Contains(msg, "verifying sha256 checksum") || strings.Contains(msg, "does not match")
+	return retryableErr(err) || errors.As(err, &dm) || errors.As(err, &cd) || strings.Contains(msg, "verifying sha256 checksum") || strings.Contains(msg, "does not match")
 }
 
 // attempt runs f until it succeeds, fails permanently or attempts run out.

@@ -121,7 +121,7 @@ func TestPlainHTTPOnlyForLoopbackOrInsecure(t *testing.T) {
 	}
 
 	// The same rule for FetchURL, including a host that only looks like 127.x.
-	srv := newFileServer(t, "/x.tar.gz", "body")
+	srv := newFileServer(t, "/x.tar.gz", string(tgzArchive(t, "x", "")))
 	o := Options{CacheDir: t.TempDir(), Transport: dialTo(srv.host()), Retry: RetryOptions{Attempts: 1}}
 	for _, u := range []string{"http://127.evil.example/x.tar.gz", "http://10.1.2.3/x.tar.gz"} {
 		if _, err := newSource(t, o).FetchURL(ctx(t), u); err == nil || !strings.Contains(err.Error(), "plain http") {
@@ -236,7 +236,7 @@ func TestInsecureDoesNotLeak(t *testing.T) {
 // A token in a URL's query (pre-signed or private downloads) stays out of errors and logs.
 func TestFetchURLNeverEchoesQueryToken(t *testing.T) {
 	const secret = "tok3n-hunter2"
-	srv := newFileServer(t, "/x.tar.gz", "body")
+	srv := newFileServer(t, "/x.tar.gz", string(tgzArchive(t, "x", "")))
 	srv.inject(fault{match: "/x.tar.gz", kind: faultStatus, status: 503, times: -1})
 	var logs bytes.Buffer
 	o := Options{CacheDir: t.TempDir(), Retry: RetryOptions{Attempts: 2, Backoff: time.Millisecond},

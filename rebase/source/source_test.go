@@ -750,7 +750,7 @@ func TestHostileBundle(t *testing.T) {
 func TestFetchURL(t *testing.T) {
 	w := newWorld(t, worldOpts{})
 	_ = w
-	body := strings.Repeat("tarball", 1000)
+	body := string(tgzArchive(t, "x-abc", ""))
 	srv := newFileServer(t, "/github.com/openshift/x/archive/abc.tar.gz", body)
 	o := Options{CacheDir: t.TempDir(), Retry: RetryOptions{Attempts: 3, Backoff: time.Millisecond}}
 	srv.inject(fault{match: "archive", kind: faultStatus, status: 502, times: 1})

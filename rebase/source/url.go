@@ -13,6 +13,7 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"github.com/lvms-rebase/lvms-rebase/internal/gitcommit"
 	"github.com/lvms-rebase/lvms-rebase/internal/redact"
 )
 
@@ -47,7 +48,8 @@ func (s *Source) FetchURL(ctx context.Context, rawURL string) (io.ReadCloser, er
 	if !s.opts.Offline && commitURL.MatchString(canonical.Path) {
 		if b, err := os.ReadFile(idx); err == nil {
 			if h, err := v1.NewHash(strings.TrimSpace(string(b))); err == nil {
-				if p, err := s.cache.get(h); err == nil && p != "" {
+				// A copy cached before verification existed may be bad: verify it again.
+				if p, err := s.cache.get(h); err == nil && p != "" && s.verifyDownload(canonical, p) == nil {
 					return os.Open(p)
 				}
 			}
@@ -109,6 +111,10 @@ func (s *Source) FetchURL(ctx context.Context, rawURL string) (io.ReadCloser, er
 		if resp.ContentLength >= 0 && n != resp.ContentLength {
 			return fmt.Errorf("short body (%d of %d bytes): %w", n, resp.ContentLength, io.ErrUnexpectedEOF)
 		}
+		// Only a download that verifies is cached: a corrupted one would fail every later run.
+		if err := s.verifyDownload(canonical, tmp.Name()); err != nil {
+			return err
+		}
 		if _, err := tmp.Seek(0, io.SeekStart); err != nil {
 			return err
 		}
@@ -149,6 +155,50 @@ type httpStatusError struct {
 
 func (e *httpStatusError) Error() string {
 	return fmt.Sprintf("GET %s: HTTP %d %s", e.url, e.code, http.StatusText(e.code))
+}
+
+// archivePath matches the URL paths of tarballs, which are verified before caching.
+var archivePath = regexp.MustCompile(`\.(tar\.gz|tgz|tar)$`)
+
+// corruptDownloadError is a download that did not verify; it is retried like a truncated body.
+type corruptDownloadError struct {
+	url string
+	err error
+}
+
+func (e *corruptDownloadError) Error() string {
+	return fmt.Sprintf("URL %s: not a readable archive: %v", e.url, e.err)
+}
+
+// verifyDownload checks a downloaded or cached file of URL u: a tarball must read to its end
+// (gzip and tar intact) and, when the URL names a commit, say it holds that commit (its pax
+// global header or top directory) — a mirror serving another release's archive is an error.
+func (s *Source) verifyDownload(u *url.URL, file string) error {
+	if !archivePath.MatchString(u.Path) {
+		return nil
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	got, err := gitcommit.Archive(f, s.opts.MaxImageSize)
+	if err != nil {
+		return &corruptDownloadError{url: safeURL(u), err: err}
+	}
+	m := commitURL.FindStringSubmatch(u.Path)
+	if m == nil {
+		return nil
+	}
+	want := strings.Trim(m[0], "/")
+	want = strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(want, ".tar.gz"), ".tgz"), ".zip")
+	if got == "" {
+		return fmt.Errorf("URL %s: the archive names no commit (no pax comment, no <repo>-<commit> top directory); expected %s", safeURL(u), want)
+	}
+	if !gitcommit.Same(got, want) {
+		return fmt.Errorf("URL %s: the archive holds commit %s, expected %s", safeURL(u), got, want)
+	}
+	return nil
 }
 
 // commitURL matches a path with a full 40-hex commit id as one segment or file name.

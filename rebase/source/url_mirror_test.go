@@ -1,6 +1,7 @@
 package source
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"net/http"
@@ -39,7 +40,7 @@ func TestFetchURLThroughMirror(t *testing.T) {
 			http.NotFound(w, r)
 			return
 		}
-		io.WriteString(w, "archive bytes")
+		w.Write(tgzArchive(t, "op-c0ffee", ""))
 	}))
 	defer srv.Close()
 	host := strings.TrimPrefix(srv.URL, "http://")
@@ -53,7 +54,7 @@ func TestFetchURLThroughMirror(t *testing.T) {
 	}
 	defer rc.Close()
 	b, _ := io.ReadAll(rc)
-	if string(b) != "archive bytes" {
+	if !bytes.Equal(b, tgzArchive(t, "op-c0ffee", "")) {
 		t.Fatalf("got %q", b)
 	}
 }
@@ -66,7 +67,7 @@ func TestFetchURLCommitCached(t *testing.T) {
 	hits := map[string]int{}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hits[r.URL.Path]++
-		io.WriteString(w, "content of "+r.URL.Path)
+		w.Write(tgzArchive(t, "x-0123456789abcdef0123456789abcdef01234567", ""))
 	}))
 	defer srv.Close()
 	s, err := New(Options{CacheDir: t.TempDir()})
@@ -83,7 +84,7 @@ func TestFetchURLCommitCached(t *testing.T) {
 			}
 			b, _ := io.ReadAll(rc)
 			rc.Close()
-			if !strings.HasPrefix(string(b), "content of ") {
+			if len(b) == 0 {
 				t.Fatalf("got %q", b)
 			}
 		}

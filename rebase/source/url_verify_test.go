@@ -1,0 +1,121 @@
+package source
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+)
+
+const (
+	commitA = "0123456789abcdef0123456789abcdef01234567"
+	commitB = "fedcba9876543210fedcba9876543210fedcba98"
+)
+
+// tgzArchive builds a GitHub-shaped archive: an optional pax global header with the commit
+// as comment, then <top>/ and one file.
+func tgzArchive(t *testing.T, top, paxCommit string) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(zw)
+	if paxCommit != "" {
+		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeXGlobalHeader, Name: "pax_global_header", PAXRecords: map[string]string{"comment": paxCommit}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	body := "kind: Deployment\n"
+	for _, h := range []*tar.Header{{Name: top + "/", Typeflag: tar.TypeDir, Mode: 0o755}, {Name: top + "/assets/a.yaml", Typeflag: tar.TypeReg, Mode: 0o644, Size: int64(len(body))}} {
+		if err := tw.WriteHeader(h); err != nil {
+			t.Fatal(err)
+		}
+		if h.Typeflag == tar.TypeReg {
+			io.WriteString(tw, body)
+		}
+	}
+	tw.Close()
+	zw.Close()
+	return buf.Bytes()
+}
+
+// TestFetchURLVerifiesBeforeCaching: a corrupted download is retried and never cached (a
+// healthy server afterwards serves the next run), an archive of another commit is refused,
+// and a bad copy already in the cache is not served.
+func TestFetchURLVerifiesBeforeCaching(t *testing.T) {
+	good := tgzArchive(t, "op-"+commitA, "")
+	corrupt := append([]byte(nil), good...)
+	corrupt[len(corrupt)/2] ^= 0xff
+	var serve []byte
+	hits := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits++
+		w.Write(serve)
+	}))
+	defer srv.Close()
+	u := srv.URL + "/o/op/archive/" + commitA + ".tar.gz"
+	cache := t.TempDir()
+	o := Options{CacheDir: cache, Retry: RetryOptions{Attempts: 2, Backoff: time.Millisecond}}
+
+	serve = corrupt
+	if _, err := newSource(t, o).FetchURL(context.Background(), u); err == nil || !strings.Contains(err.Error(), "not a readable archive") {
+		t.Fatalf("corrupt archive: err = %v", err)
+	}
+	if hits != 2 {
+		t.Errorf("corrupt archive fetched %d times, want 2 (retried once)", hits)
+	}
+	serve = good
+	rc, err := newSource(t, o).FetchURL(context.Background(), u)
+	if err != nil {
+		t.Fatalf("healthy server after a corrupt download: %v", err)
+	}
+	if b, _ := io.ReadAll(rc); !bytes.Equal(b, good) {
+		t.Fatal("wrong bytes")
+	}
+	rc.Close()
+
+	// Another commit's archive under this commit's URL: refused, by top directory and by pax
+	// header (which wins over the directory).
+	for name, body := range map[string][]byte{
+		"top directory": tgzArchive(t, "op-"+commitB, ""),
+		"pax header":    tgzArchive(t, "op-"+commitA, commitB),
+		"no commit":     tgzArchive(t, "op", ""),
+	} {
+		serve = body
+		u2 := srv.URL + "/o/op2/archive/" + commitA + ".tar.gz?n=" + strings.ReplaceAll(name, " ", "")
+		if _, err := newSource(t, Options{CacheDir: t.TempDir()}).FetchURL(context.Background(), u2); err == nil || !strings.Contains(err.Error(), commitA) {
+			t.Errorf("%s: err = %v, want a refusal naming %s", name, err, commitA)
+		}
+	}
+	serve = tgzArchive(t, "op-"+commitB, commitA)
+	if _, err := newSource(t, Options{CacheDir: t.TempDir()}).FetchURL(context.Background(), srv.URL+"/x/archive/"+commitA+".tar.gz"); err != nil {
+		t.Errorf("pax header naming the commit: %v", err)
+	}
+
+	// A corrupt copy cached by an older version is not served: it is downloaded again.
+	s := newSource(t, Options{CacheDir: t.TempDir()})
+	idx := s.cache.urlPath(u)
+	h, _, _ := v1.SHA256(bytes.NewReader(corrupt))
+	if _, _, err := s.cache.put(h, bytes.NewReader(corrupt)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.cache.writeFile(idx, []byte(h.String()+"\n")); err != nil {
+		t.Fatal(err)
+	}
+	serve, hits = good, 0
+	rc, err = s.FetchURL(context.Background(), u)
+	if err != nil {
+		t.Fatalf("poisoned cache: %v", err)
+	}
+	if b, _ := io.ReadAll(rc); !bytes.Equal(b, good) || hits != 1 {
+		t.Fatalf("poisoned cache served (hits %d)", hits)
+	}
+	rc.Close()
+}
