@@ -116,6 +116,8 @@ type Result struct {
 	Fetched          []source.FetchStats `json:"fetched"` // bytes pulled per image (bundle, payloads)
 	Commits          []string            `json:"commits,omitempty"`
 	Drift            bool                `json:"drift"`
+	// LockDrift lists where the lock file differs from its files and inputs (--check).
+	LockDrift []string `json:"lockDrift,omitempty"`
 	// Recovered lists interrupted writes of earlier runs that this run repaired first.
 	Recovered []tree.Recovery `json:"recovered,omitempty"`
 
@@ -139,6 +141,8 @@ type runner struct {
 	lockImages []lock.ImageDigests
 	// releaseData are the tree's release JSONs per arch, read and checked by preflight.
 	releaseData map[string][]byte
+	// newLock is the lock this run's inputs produce (compared with the tree's by --check).
+	newLock *lock.Lock
 }
 
 // Run performs the rebase described by opts.
@@ -247,6 +251,11 @@ func (r *runner) phase(name string, f func() error) error {
 	err := f()
 	d := time.Since(start).Round(time.Millisecond)
 	r.result.Phases = append(r.result.Phases, Phase{Name: name, Duration: d})
+	if errors.Is(err, ErrDrift) {
+		// Drift is --check's answer, not a failure of the tool.
+		r.log.Warn("phase "+name+": drift", "phase", name, "took", d.String(), "drift", err)
+		return err
+	}
 	if err != nil {
 		// The error itself is returned and printed once by the caller, not logged here too.
 		r.log.Error("phase "+name+" failed", "phase", name, "took", d.String())
@@ -415,6 +424,7 @@ func (r *runner) run(ctx context.Context) error {
 		return err
 	}
 	lk := r.buildLock(outputFiles, assets)
+	r.newLock = lk
 	data, err := lk.Marshal()
 	if err != nil {
 		return fmt.Errorf("encoding the lock file: %w", err)
@@ -464,12 +474,22 @@ func (r *runner) finish(files map[string][]byte, managed []string) error {
 			return err
 		}
 		res.Plan = plan
-		if plan.Changed() {
+		// The lock itself is verified too: an edited hash or input is drift, not "no changes".
+		lockDrift := append(res.old.CheckFiles(os.DirFS(root)), lock.Compare(res.old, r.newLock)...)
+		res.LockDrift = lockDrift
+		if plan.Changed() || len(lockDrift) > 0 {
 			res.Drift = true
 			if res.Diff, err = tree.Diff(root, cmp, managed); err != nil {
 				return err
 			}
-			return fmt.Errorf("%w: %s", ErrDrift, summarizePlan(plan))
+			parts := []string{}
+			if plan.Changed() {
+				parts = append(parts, summarizePlan(plan))
+			}
+			if len(lockDrift) > 0 {
+				parts = append(parts, "lock file "+lock.Path+": "+strings.Join(lockDrift, "; "))
+			}
+			return fmt.Errorf("%w: %s", ErrDrift, strings.Join(parts, "; "))
 		}
 		return nil
 	default:
@@ -546,7 +566,7 @@ func (r *runner) buildLock(files map[string][]byte, assets *snapshot.Assets) *lo
 	l.PayloadRule, l.PayloadSource = res.PayloadRule, res.PayloadSource
 	l.PayloadVersion = res.PayloadVersion
 	l.Bundle = lock.Image{
-		Ref:     redact.Strip(res.Resolution.Bundle.Ref),
+		Ref:     lockRef(res.Resolution.Bundle.Ref, res.Resolution.Bundle.Digest),
 		Digest:  res.Resolution.Bundle.Digest,
 		Version: res.Resolution.Bundle.Version,
 	}
@@ -559,11 +579,17 @@ func (r *runner) buildLock(files map[string][]byte, assets *snapshot.Assets) *lo
 		}
 	}
 	for _, p := range res.Resolution.Payloads {
-		l.Payloads = append(l.Payloads, lock.Payload{Arch: p.Arch, Ref: redact.Strip(p.Ref), Digest: p.Digest, Version: p.Version})
+		l.Payloads = append(l.Payloads, lock.Payload{Arch: p.Arch, Ref: lockRef(p.Ref, p.Digest), Digest: p.Digest, Version: p.Version})
 	}
 	l.Images = r.lockImages
 	l.SetFiles(files)
 	return l
+}
+
+// lockRef is the reference the lock records next to its digest: without credentials and
+// without a copy of the digest (a run pinned by the lock resolves "ref@digest").
+func lockRef(ref, digest string) string {
+	return redact.Strip(strings.TrimSuffix(ref, "@"+digest))
 }
 
 // assetsDigest hashes the snapshot files that were read (path and content, sorted), so the

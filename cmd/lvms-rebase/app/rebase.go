@@ -195,6 +195,9 @@ func printResult(w io.Writer, format string, res *rebase.Result) error {
 	for _, w := range res.Warnings {
 		fmt.Fprintf(&b, "  warning: %s\n", w)
 	}
+	for _, d := range res.LockDrift {
+		fmt.Fprintf(&b, "  lock drift: %s\n", d)
+	}
 	if p := res.Plan; p != nil {
 		for _, x := range []struct {
 			verb  string

@@ -1,0 +1,82 @@
+package lock
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"reflect"
+	"sort"
+)
+
+// Compare lists where a recorded lock differs from the lock a re-render of its inputs
+// produces, field by field, so that `--check` reports an edited lock as drift instead of "no
+// changes". The tool version and the snapshot-assets source (a user may point --check at
+// another copy of the same commit) are not compared; the files are, path by path.
+func Compare(recorded, actual *Lock) []string {
+	var out []string
+	cmp := func(field string, a, b any) {
+		if !reflect.DeepEqual(a, b) {
+			out = append(out, fmt.Sprintf("%s: the lock records %v, its inputs give %v", field, a, b))
+		}
+	}
+	cmp("ocp", recorded.OCP, actual.OCP)
+	cmp("era", recorded.Era, actual.Era)
+	cmp("payloadVersion", recorded.PayloadVersion, actual.PayloadVersion)
+	cmp("bundle", fmt.Sprintf("%+v", recorded.Bundle), fmt.Sprintf("%+v", actual.Bundle))
+	cmp("payloads", byKey(recorded.Payloads, func(p Payload) string { return p.Arch }), byKey(actual.Payloads, func(p Payload) string { return p.Arch }))
+	cmp("snapshotAssets.commit", recorded.SnapshotAssets.Commit, actual.SnapshotAssets.Commit)
+	cmp("snapshotAssets.sha256", recorded.SnapshotAssets.SHA256, actual.SnapshotAssets.SHA256)
+	ri, ai := byKey(recorded.Images, func(i ImageDigests) string { return i.Key }), byKey(actual.Images, func(i ImageDigests) string { return i.Key })
+	for _, k := range unionKeys(ri, ai) {
+		cmp("images["+k+"]", fmt.Sprintf("%+v", ri[k]), fmt.Sprintf("%+v", ai[k]))
+	}
+	rf, af := byKey(recorded.Files, func(f File) string { return f.Path }), byKey(actual.Files, func(f File) string { return f.Path })
+	for _, k := range unionKeys(rf, af) {
+		cmp("files["+k+"].sha256", rf[k].SHA256, af[k].SHA256)
+	}
+	return out
+}
+
+// CheckFiles compares each recorded file hash with the file in fsys (the checkout).
+func (l *Lock) CheckFiles(fsys fs.FS) []string {
+	var out []string
+	for _, f := range l.Files {
+		b, err := fs.ReadFile(fsys, f.Path)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			out = append(out, fmt.Sprintf("files[%s]: recorded in the lock, missing from the tree", f.Path))
+		case err != nil:
+			out = append(out, fmt.Sprintf("files[%s]: %v", f.Path, err))
+		default:
+			if sum := sha256.Sum256(b); hex.EncodeToString(sum[:]) != f.SHA256 {
+				out = append(out, fmt.Sprintf("files[%s].sha256: the lock records %s, the file has %s", f.Path, f.SHA256, hex.EncodeToString(sum[:])))
+			}
+		}
+	}
+	return out
+}
+
+func byKey[T any](items []T, key func(T) string) map[string]T {
+	m := make(map[string]T, len(items))
+	for _, it := range items {
+		m[key(it)] = it
+	}
+	return m
+}
+
+func unionKeys[T any](a, b map[string]T) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, m := range []map[string]T{a, b} {
+		for k := range m {
+			if !seen[k] {
+				seen[k] = true
+				out = append(out, k)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
