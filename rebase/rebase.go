@@ -143,6 +143,8 @@ type runner struct {
 	releaseData map[string][]byte
 	// newLock is the lock this run's inputs produce (compared with the tree's by --check).
 	newLock *lock.Lock
+	// fetching names the input the current phase is fetching, for interruption messages.
+	fetching string
 }
 
 // Run performs the rebase described by opts.
@@ -244,11 +246,20 @@ func (r *runner) recoverTree() error {
 	return err
 }
 
-// phase runs f and records and logs its duration.
-func (r *runner) phase(name string, f func() error) error {
+// phase runs f and records and logs its duration. A run stopped by its context (SIGINT,
+// --timeout) says so, with the phase and the input it was fetching.
+func (r *runner) phase(ctx context.Context, name string, f func() error) error {
 	start := time.Now()
+	r.fetching = ""
 	r.log.Info("phase "+name, "phase", name, "state", "start")
 	err := f()
+	if err != nil && ctx.Err() != nil {
+		what := ""
+		if r.fetching != "" {
+			what = " while fetching " + r.fetching
+		}
+		err = fmt.Errorf("%v in phase %s%s: %w", context.Cause(ctx), name, what, err)
+	}
 	d := time.Since(start).Round(time.Millisecond)
 	r.result.Phases = append(r.result.Phases, Phase{Name: name, Duration: d})
 	if errors.Is(err, ErrDrift) {
@@ -279,11 +290,15 @@ func (r *runner) run(ctx context.Context) error {
 	)
 	arches := r.src.Arches()
 
-	if err := r.phase("resolve", func() error { return r.resolve(ctx) }); err != nil {
+	if err := r.phase(ctx, "resolve", func() error {
+		r.fetching = "the newest inputs for OpenShift " + r.opts.OCP
+		return r.resolve(ctx)
+	}); err != nil {
 		return err
 	}
 
-	if err := r.phase("fetch-bundle", func() error {
+	if err := r.phase(ctx, "fetch-bundle", func() error {
+		r.fetching = res.Resolution.Bundle.Ref
 		var err error
 		b, err = r.fetchBundle(ctx)
 		return err
@@ -291,7 +306,8 @@ func (r *runner) run(ctx context.Context) error {
 		return err
 	}
 
-	if err := r.phase("fetch-payloads", func() error {
+	if err := r.phase(ctx, "fetch-payloads", func() error {
+		r.fetching = "the payloads " + payloadRefs(res.Resolution)
 		var err error
 		payloads, err = r.fetchPayloads(ctx)
 		return err
@@ -299,7 +315,7 @@ func (r *runner) run(ctx context.Context) error {
 		return err
 	}
 
-	if err := r.phase("snapshot-assets", func() error {
+	if err := r.phase(ctx, "snapshot-assets", func() error {
 		commit, err := payloads[arches[0]].SnapshotOperatorCommit()
 		if err != nil {
 			return fmt.Errorf("payload %s: %w", res.Resolution.Payloads[0].Ref, err)
@@ -311,6 +327,7 @@ func (r *runner) run(ctx context.Context) error {
 			}
 		}
 		res.SnapshotCommit = commit
+		r.fetching = "snapshot assets " + r.opts.SnapshotAssets + " at " + commit
 		if assets, err = r.loadSnapshotAssets(ctx, commit); err != nil {
 			return err
 		}
@@ -320,7 +337,7 @@ func (r *runner) run(ctx context.Context) error {
 		return err
 	}
 
-	if err := r.phase("translate", func() error {
+	if err := r.phase(ctx, "translate", func() error {
 		var err error
 		tr, err = bundle.Translate(b, r.era, bundle.Options{
 			VersionTag: res.Resolution.Bundle.Version,
@@ -340,7 +357,7 @@ func (r *runner) run(ctx context.Context) error {
 		return err
 	}
 
-	if err := r.phase("images", func() error {
+	if err := r.phase(ctx, "images", func() error {
 		for _, a := range arches {
 			archImages[a] = map[string]string{}
 		}
@@ -353,6 +370,7 @@ func (r *runner) run(ctx context.Context) error {
 			d := resolved[img.Ref]
 			if d == nil {
 				var err error
+				r.fetching = img.Ref
 				if d, err = r.src.ImageDigests(ctx, img.Ref, arches); err != nil {
 					return fmt.Errorf("relatedImage %s (%s): %w", img.Name, img.Ref, err)
 				}
@@ -411,7 +429,7 @@ func (r *runner) run(ctx context.Context) error {
 		return err
 	}
 
-	if err := r.phase("render", func() error {
+	if err := r.phase(ctx, "render", func() error {
 		var err error
 		managed, err = r.render(tr, snap, assets, outputFiles)
 		return err
@@ -435,7 +453,7 @@ func (r *runner) run(ctx context.Context) error {
 		outputFiles[p] = d
 	}
 
-	return r.phase("write", func() error { return r.finish(outputFiles, managed) })
+	return r.phase(ctx, "write", func() error { return r.finish(outputFiles, managed) })
 }
 
 // mergeOptions adds the bundle's undeclared images to the release keys, and retires bundle
@@ -643,6 +661,15 @@ func pinFromLock(o *Options, l *lock.Lock) error {
 		o.SnapshotAssets = l.SnapshotAssets.Source
 	}
 	return nil
+}
+
+// payloadRefs lists the payload references, for messages.
+func payloadRefs(res *source.Resolution) string {
+	var refs []string
+	for _, p := range res.Payloads {
+		refs = append(refs, p.Ref)
+	}
+	return strings.Join(refs, ", ")
 }
 
 func payloadRef(res *source.Resolution, arch string) string {

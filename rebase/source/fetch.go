@@ -98,14 +98,20 @@ func transient(ctx context.Context, err error) bool {
 func (s *Source) attempt(ctx context.Context, what string, f func() error) error {
 	var err error
 	for i := 1; i <= s.opts.Retry.Attempts; i++ {
-		if err = f(); err == nil || !transient(ctx, err) {
+		var ex *exhaustedError
+		if err = f(); err != nil && ctx.Err() != nil {
+			// Stopped by SIGINT or --timeout: say what was being fetched.
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		if err == nil || !transient(ctx, err) || errors.As(err, &ex) {
+			// An exhausted request already spent its retry budget in the transport.
 			return err
 		}
 		if i < s.opts.Retry.Attempts {
 			d := s.opts.Retry.backoff(i)
 			s.log.Warn("retrying", "what", what, "error", err, "in", d)
 			if serr := sleepCtx(ctx, d); serr != nil {
-				return serr
+				return fmt.Errorf("%s: %w", what, serr)
 			}
 		}
 	}
@@ -237,7 +243,7 @@ func (s *Source) manifestByDigest(ctx context.Context, r imgRef, h v1.Hash) (*ma
 		})
 		if err != nil {
 			if ctx.Err() != nil {
-				return nil, ctx.Err()
+				return nil, fmt.Errorf("fetching manifest %s@%s: %w", r.repo, h, ctx.Err())
 			}
 			errs = append(errs, s.explain(err, "fetching manifest "+r.repo+"@"+h.String(), loc))
 			continue
@@ -342,7 +348,7 @@ func (s *Source) blob(ctx context.Context, m *manifest, h v1.Hash, size int64) (
 			return p, st, nil
 		}
 		if ctx.Err() != nil {
-			return "", st, ctx.Err()
+			return "", st, fmt.Errorf("fetching blob %s of %s: %w", h, m.ref, ctx.Err())
 		}
 		errs = append(errs, s.explain(err, fmt.Sprintf("fetching blob %s of %s", h, m.ref), loc))
 	}

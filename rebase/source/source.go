@@ -100,6 +100,10 @@ type RetryOptions struct {
 	Backoff time.Duration
 	// MaxBackoff caps one delay, including a server's Retry-After (default 30s).
 	MaxBackoff time.Duration
+	// StallTimeout fails a request that receives nothing for this long, waiting for the
+	// headers or in the body (default 1m): a registry that accepts and stalls must not hold
+	// a run until --timeout.
+	StallTimeout time.Duration
 }
 
 // Source pulls images according to its Options. It is safe for concurrent use.
@@ -263,6 +267,9 @@ func New(opts Options) (*Source, error) {
 	}
 	if opts.Concurrency <= 0 {
 		opts.Concurrency = DefaultConcurrency
+	}
+	if opts.Retry.StallTimeout <= 0 {
+		opts.Retry.StallTimeout = time.Minute
 	}
 	log := opts.Logger
 	if log == nil {

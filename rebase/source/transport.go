@@ -41,8 +41,14 @@ func retryableErr(err error) bool {
 	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return false
 	}
+	// A refused connection is not retried: nothing listens there, and waiting will not
+	// change that within a run. A stall already waited StallTimeout.
+	var st *stallError
+	if errors.Is(err, syscall.ECONNREFUSED) || errors.As(err, &st) {
+		return false
+	}
 	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) ||
-		errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, net.ErrClosed) {
+		errors.Is(err, syscall.EPIPE) || errors.Is(err, net.ErrClosed) {
 		return true
 	}
 	var ne net.Error
@@ -84,6 +90,9 @@ func retryAfter(h string, max time.Duration) (time.Duration, bool) {
 	return d, true
 }
 
+// RoundTrip sends req with one retry budget (Attempts) for this request. Retryable errors
+// that exhaust it come back as an *exhaustedError, so that the operation-level retry in
+// Source.attempt does not spend another budget on the same failure.
 func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	for attempt := 1; ; attempt++ {
@@ -97,15 +106,18 @@ func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 			req.Body = b
 		}
-		resp, err := t.inner.RoundTrip(req)
+		resp, err := t.roundTripOnce(req)
 		last := attempt >= t.opts.Attempts
 		switch {
 		case err != nil:
-			if last || !retryableErr(err) {
+			if !retryableErr(err) {
 				return nil, err
 			}
+			if last {
+				return nil, &exhaustedError{attempts: attempt, err: err}
+			}
 			d := t.opts.backoff(attempt)
-			t.log.Warn("retrying request", "url", safeURL(req.URL), "error", err, "in", d)
+			t.log.Warn("retrying request", "url", safeURL(req.URL), "error", err, "attempt", attempt, "of", t.opts.Attempts, "in", d)
 			if serr := sleepCtx(ctx, d); serr != nil {
 				return nil, err
 			}
@@ -114,7 +126,7 @@ func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			if ra, ok := retryAfter(resp.Header.Get("Retry-After"), t.opts.MaxBackoff); ok {
 				d = ra
 			}
-			t.log.Warn("retrying request", "url", safeURL(req.URL), "status", resp.StatusCode, "in", d)
+			t.log.Warn("retrying request", "url", safeURL(req.URL), "status", resp.StatusCode, "attempt", attempt, "of", t.opts.Attempts, "in", d)
 			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 			resp.Body.Close()
 			if serr := sleepCtx(ctx, d); serr != nil {
@@ -125,6 +137,82 @@ func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 }
+
+// roundTripOnce sends one attempt under the stall timeout: the attempt is cancelled when
+// nothing arrives for StallTimeout, waiting for the headers or between body reads.
+func (t *retryTransport) roundTripOnce(req *http.Request) (*http.Response, error) {
+	stall := t.opts.StallTimeout
+	if stall <= 0 {
+		return t.inner.RoundTrip(req)
+	}
+	ctx, cancel := context.WithCancelCause(req.Context())
+	timer := time.AfterFunc(stall, func() { cancel(errStalled) })
+	resp, err := t.inner.RoundTrip(req.WithContext(ctx))
+	if err != nil {
+		timer.Stop()
+		cancel(nil)
+		if errors.Is(context.Cause(ctx), errStalled) {
+			return nil, &stallError{url: safeURL(req.URL), d: stall}
+		}
+		return nil, err
+	}
+	timer.Reset(stall)
+	resp.Body = &stallBody{ReadCloser: resp.Body, ctx: ctx, cancel: cancel, timer: timer, stall: stall, url: safeURL(req.URL)}
+	return resp, nil
+}
+
+var errStalled = errors.New("stalled")
+
+// stallError is a request that received nothing for StallTimeout.
+type stallError struct {
+	url string
+	d   time.Duration
+}
+
+func (e *stallError) Error() string {
+	return fmt.Sprintf("%s: no data for %s (the server accepted the request and stalled)", e.url, e.d)
+}
+
+// stallBody re-arms the stall timer on every read and turns its cancellation into a
+// stallError.
+type stallBody struct {
+	io.ReadCloser
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	timer  *time.Timer
+	stall  time.Duration
+	url    string
+}
+
+func (b *stallBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if n > 0 {
+		b.timer.Reset(b.stall)
+	}
+	if err != nil && errors.Is(context.Cause(b.ctx), errStalled) {
+		return n, &stallError{url: b.url, d: b.stall}
+	}
+	return n, err
+}
+
+func (b *stallBody) Close() error {
+	b.timer.Stop()
+	err := b.ReadCloser.Close()
+	b.cancel(nil)
+	return err
+}
+
+// exhaustedError is a transient failure that used up its request's retry budget.
+type exhaustedError struct {
+	attempts int
+	err      error
+}
+
+func (e *exhaustedError) Error() string {
+	return fmt.Sprintf("giving up after %d attempts: %v", e.attempts, e.err)
+}
+
+func (e *exhaustedError) Unwrap() error { return e.err }
 
 // insecureTransport enforces the TLS policy on every request, whoever built it (ggcr's
 // ping, a redirect, FetchURL): plain http only to loopback hosts and --insecure-registry

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // FaultKind selects how a matching request fails.
@@ -28,6 +29,9 @@ const (
 	// headers (including Docker-Content-Digest) are unchanged, so only digest
 	// verification catches it.
 	FaultCorrupt
+	// FaultStall accepts the request and answers nothing until the client gives up (or the
+	// registry closes): a registry that hangs.
+	FaultStall
 )
 
 func (k FaultKind) String() string {
@@ -42,6 +46,8 @@ func (k FaultKind) String() string {
 		return "truncate"
 	case FaultCorrupt:
 		return "corrupt"
+	case FaultStall:
+		return "stall"
 	}
 	return "FaultKind(" + strconv.Itoa(int(k)) + ")"
 }
@@ -120,6 +126,11 @@ func (r *Registry) inject(next http.Handler) http.Handler {
 		}
 		r.opts.Logf("testregistry: fault %s on %s %s", f.Kind, req.Method, req.URL.Path)
 		switch f.Kind {
+		case FaultStall:
+			select {
+			case <-req.Context().Done():
+			case <-time.After(10 * time.Minute):
+			}
 		case FaultStatus:
 			code := f.Status
 			if code == 0 {

@@ -238,3 +238,28 @@ func TestSecondRunRefusedAndInterruptedWriteRepaired(t *testing.T) {
 		t.Error("the tree is not as before the killed run")
 	}
 }
+
+// TestTimeoutNamesPhaseAndInput: a registry that hangs on the bundle's blobs stops the run at
+// --timeout with a message naming the cause, the phase and the input being fetched; the
+// tree is untouched.
+func TestTimeoutNamesPhaseAndInput(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end")
+	}
+	e := newE2E(t)
+	e.reg.Inject(testregistry.Fault{Method: "GET", Path: "/blobs/", Kind: testregistry.FaultStall})
+	dir := copyTree(t, "../../../testdata/microshift")
+	before := treeHash(t, dir)
+	code, out, errOut := e.run(dir, "--ocp", "4.18", "--timeout", "2s")
+	if code != ExitError {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	for _, want := range []string{"--timeout 2s exceeded", "in phase resolve", "while fetching the newest inputs for OpenShift 4.18", "registry.redhat.io/lvms4/lvms-operator-bundle"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("error lacks %q:\n%s", want, errOut)
+		}
+	}
+	if treeHash(t, dir) != before {
+		t.Error("the tree changed")
+	}
+}

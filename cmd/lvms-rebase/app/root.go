@@ -136,17 +136,37 @@ func isCobraUsageError(err error) bool {
 
 // commandContext derives the context a command runs under: cancelled on SIGINT/SIGTERM, so
 // an interrupted run stops cleanly (and leaves the tree as it was), and bounded by timeout
-// when it is positive.
+// when it is positive. The cancellation cause says which ("interrupted by SIGINT", "--timeout
+// 30m0s exceeded"), so the error can name it with the phase and input it stopped.
 func commandContext(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancelCause(ctx)
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case sig := <-sigs:
+			name := "SIGINT"
+			if sig == syscall.SIGTERM {
+				name = "SIGTERM"
+			}
+			cancel(fmt.Errorf("interrupted by %s", name))
+		case <-done:
+		}
+	}()
+	stop := func() {
+		signal.Stop(sigs)
+		close(done)
+		cancel(context.Canceled)
+	}
 	if timeout <= 0 {
 		return ctx, stop
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	return ctx, func() { cancel(); stop() }
+	tctx, tcancel := context.WithTimeoutCause(ctx, timeout, fmt.Errorf("--timeout %s exceeded", timeout))
+	return tctx, func() { tcancel(); stop() }
 }
 
 // logFlags are the logging flags every command shares, spelled as kubectl's: -v/--v is the
