@@ -292,7 +292,12 @@ func (r *runner) run(ctx context.Context) error {
 
 	if err := r.phase(ctx, "resolve", func() error {
 		r.fetching = "the newest inputs for OpenShift " + r.opts.OCP
-		return r.resolve(ctx)
+		err := r.resolve(ctx)
+		// Resolve reads blobs too (the CSV, release metadata): they count in the summary.
+		st := r.src.Totals()
+		st.Image = "resolve"
+		res.Fetched = append(res.Fetched, st)
+		return err
 	}); err != nil {
 		return err
 	}

@@ -293,8 +293,14 @@ func (s *Source) child(ctx context.Context, parent *manifest, d v1.Descriptor) (
 
 // blob returns the verified local path of a blob: the cache, the OCI layout, or a download
 // into the cache (retried on truncation and digest mismatch, trying each location).
-func (s *Source) blob(ctx context.Context, m *manifest, h v1.Hash, size int64) (string, blobStat, error) {
-	var st blobStat
+func (s *Source) blob(ctx context.Context, m *manifest, h v1.Hash, size int64) (_ string, st blobStat, err error) {
+	// Every blob counts in Totals, whichever phase asked for it (resolve reads CSVs and
+	// release metadata too).
+	defer func() {
+		if err == nil {
+			s.tally(st)
+		}
+	}()
 	if m.layout != nil {
 		p := m.layout.blobPath(h)
 		f, err := os.Open(p)

@@ -125,6 +125,29 @@ type Source struct {
 
 	ociMu  sync.Mutex
 	ociIdx map[string]*ociLayout
+
+	totalsMu sync.Mutex
+	totals   FetchStats
+}
+
+// tally adds one blob to Totals.
+func (s *Source) tally(st blobStat) {
+	s.totalsMu.Lock()
+	defer s.totalsMu.Unlock()
+	s.totals.BytesFetched += st.fetched
+	if st.cached {
+		s.totals.BlobsCached++
+	} else {
+		s.totals.BlobsFetched++
+	}
+}
+
+// Totals counts every blob this Source has read so far — downloaded (with compressed
+// bytes) or served from the cache — whatever call asked for it, Resolve included.
+func (s *Source) Totals() FetchStats {
+	s.totalsMu.Lock()
+	defer s.totalsMu.Unlock()
+	return FetchStats{BytesFetched: s.totals.BytesFetched, BlobsFetched: s.totals.BlobsFetched, BlobsCached: s.totals.BlobsCached}
 }
 
 // BundleRef is the chosen bundle image.
