@@ -17,7 +17,7 @@ func TestCheckVerifiesLock(t *testing.T) {
 	}
 	e := newE2E(t)
 	dir := copyTree(t, "../../../testdata/microshift")
-	if code, out, errOut := e.run(dir, "--ocp", "4.18"); code != 0 {
+	if code, out, errOut := e.run(dir, "--ocp", "4.18", "--allow-base-mismatch"); code != 0 {
 		t.Fatalf("rebase: exit %d\n%s\n%s", code, out, errOut)
 	}
 	lockPath := filepath.Join(dir, "scripts/auto-rebase/lvms-rebase.lock.yaml")

@@ -55,9 +55,9 @@ func TestCanaryCredentials(t *testing.T) {
 	}
 	// Successful runs with a credentialed snapshot-assets URL: write + commit + PR body, then
 	// JSON output and --check in both log formats.
-	code, out, errOut := e.run(dir, "--ocp", "4.18", "--snapshot-assets", assets, "--commit", "--pr-body", body)
+	code, out, errOut := e.run(dir, "--ocp", "4.18", "--allow-base-mismatch", "--snapshot-assets", assets, "--commit", "--pr-body", body)
 	collect("write", code, 0, out, errOut)
-	code, out, errOut = e.run(dir, "--ocp", "4.18", "--snapshot-assets", assets, "--dry-run", "-o", "json", "--log-format", "json")
+	code, out, errOut = e.run(dir, "--ocp", "4.18", "--allow-base-mismatch", "--snapshot-assets", assets, "--dry-run", "-o", "json", "--log-format", "json")
 	collect("dry-run json", code, 0, out, errOut)
 	code, out, errOut = e.run(dir, "--check", "-o", "json")
 	collect("check", code, 0, out, errOut)
@@ -86,7 +86,7 @@ func TestCanaryCredentials(t *testing.T) {
 	}
 	for _, f := range failing {
 		for _, format := range []string{"text", "json"} {
-			code, out, errOut := e.run(t.TempDir(), append([]string{"--ocp", "4.18", "--dry-run", "--log-format", format, "-o", format, "--timeout", "20s"}, f.args...)...)
+			code, out, errOut := e.run(t.TempDir(), append([]string{"--ocp", "4.18", "--allow-base-mismatch", "--dry-run", "--log-format", format, "-o", format, "--timeout", "20s"}, f.args...)...)
 			collect(strings.Join(f.args, " "), code, f.code, out, errOut)
 		}
 	}
@@ -178,7 +178,7 @@ func TestFailBeforeWriting(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := copyTree(t, "../../../testdata/microshift")
-			args := append([]string{"--ocp", "4.18"}, tc.setup(t, dir)...)
+			args := append([]string{"--ocp", "4.18", "--allow-base-mismatch"}, tc.setup(t, dir)...)
 			before := treeHash(t, dir)
 			e.reg.ResetStats()
 			code, out, errOut := e.run(dir, args...)
@@ -208,7 +208,7 @@ func TestSecondRunRefusedAndInterruptedWriteRepaired(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	code, _, errOut := e.run(dir, "--ocp", "4.18")
+	code, _, errOut := e.run(dir, "--ocp", "4.18", "--allow-base-mismatch")
 	unlock()
 	if code != ExitError || !strings.Contains(errOut, "another lvms-rebase holds "+dir) {
 		t.Fatalf("second run: exit %d\n%s", code, errOut)
@@ -250,7 +250,7 @@ func TestTimeoutNamesPhaseAndInput(t *testing.T) {
 	e.reg.Inject(testregistry.Fault{Method: "GET", Path: "/blobs/", Kind: testregistry.FaultStall})
 	dir := copyTree(t, "../../../testdata/microshift")
 	before := treeHash(t, dir)
-	code, out, errOut := e.run(dir, "--ocp", "4.18", "--timeout", "2s")
+	code, out, errOut := e.run(dir, "--ocp", "4.18", "--allow-base-mismatch", "--timeout", "2s")
 	if code != ExitError {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
