@@ -13,7 +13,8 @@ TREE=${TREE:-testdata/microshift-trees/5.0}
 OUT=_output/demo
 CACHE=_output/demo-cache
 LOG=$(mktemp)
-trap 'kill "${REG_PID:-0}" 2>/dev/null || true; rm -f "$LOG"' EXIT
+SECOND=$(mktemp)
+trap 'kill "${REG_PID:-0}" 2>/dev/null || true; rm -f "$LOG" "$SECOND"' EXIT
 
 rm -rf "$OUT" "$CACHE"
 mkdir -p "$(dirname "$OUT")"
@@ -48,8 +49,10 @@ echo "== changes in $OUT (git status)"
 git -C "$OUT" status --short
 echo
 echo "== second run (must report no changes)"
-second=$(run 2>&1 | tee /dev/stderr)
-if ! grep -q "no changes" <<<"$second"; then
+# tee to a file, not /dev/stderr: reopening /dev/stderr truncates a redirected log
+# (`make demo > log 2>&1`) and loses the first run's output.
+run 2>&1 | tee "$SECOND"
+if ! grep -q "no changes" "$SECOND"; then
   echo "demo: the second run changed the tree" >&2
   exit 1
 fi
