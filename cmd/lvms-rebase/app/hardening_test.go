@@ -2,12 +2,14 @@ package app
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/lvms-rebase/lvms-rebase/rebase/source"
 	"github.com/lvms-rebase/lvms-rebase/rebase/testregistry"
 	"github.com/lvms-rebase/lvms-rebase/rebase/tree"
 )
@@ -261,5 +263,46 @@ func TestTimeoutNamesPhaseAndInput(t *testing.T) {
 	}
 	if treeHash(t, dir) != before {
 		t.Error("the tree changed")
+	}
+}
+
+// TestJSONLogsOnly: with --log-format json every stderr line is a JSON record — phase lines,
+// warnings, progress and the final error alike.
+func TestJSONLogsOnly(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end")
+	}
+	e := newE2E(t)
+	dir := copyTree(t, "../../../testdata/microshift")
+	var stderr strings.Builder
+	for _, args := range [][]string{
+		{"--ocp", "4.18", "--allow-base-mismatch", "--dry-run"},
+		{"--ocp", "4.18", "--allow-base-mismatch", "--snapshot-assets", filepath.Join(t.TempDir(), "missing")},
+		{"--ocp", "4.18", "--allow-base-mismatch", "--mirror", "quay.io=Mirror/x"},
+		{"--check"},
+	} {
+		_, _, errOut := e.run(dir, append(args, "--log-format", "json")...)
+		stderr.WriteString(errOut)
+	}
+	var progress bytes.Buffer
+	logs := &logFlags{format: "json"}
+	log, _ := logs.logger(&progress)
+	report := progressFor(logs, &progress, log)
+	report(source.Progress{Image: "quay.io/x", Digest: "sha256:ab", Done: 1, Total: 2})
+	report(source.Progress{Image: "quay.io/x", Digest: "sha256:ab", Done: 2, Total: 2, Finished: true})
+	stderr.WriteString(progress.String())
+	lines := 0
+	for _, line := range strings.Split(stderr.String(), "\n") {
+		if line == "" {
+			continue
+		}
+		lines++
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Errorf("stderr line is not JSON: %s", line)
+		}
+	}
+	if lines < 10 || !strings.Contains(stderr.String(), `"level":"ERROR"`) || !strings.Contains(stderr.String(), `"msg":"fetching"`) {
+		t.Fatalf("expected phase, error and progress records:\n%s", stderr.String())
 	}
 }

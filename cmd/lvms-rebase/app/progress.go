@@ -3,6 +3,7 @@ package app
 import (
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"sync"
 
@@ -20,6 +21,25 @@ type progressPrinter struct {
 	w        io.Writer
 	terminal bool
 	started  map[string]bool
+}
+
+// progressFor returns the progress callback for --log-format: with json, progress is log
+// records (one when a download starts, one when it ends) so that every stderr line is JSON.
+func progressFor(logs *logFlags, w io.Writer, log *slog.Logger) func(source.Progress) {
+	if logs.format != "json" {
+		return newProgressPrinter(w).report
+	}
+	var mu sync.Mutex
+	started := map[string]bool{}
+	return func(ev source.Progress) {
+		mu.Lock()
+		defer mu.Unlock()
+		if started[ev.Digest] && !ev.Finished {
+			return
+		}
+		started[ev.Digest] = true
+		log.Info("fetching", "image", ev.Image, "digest", ev.Digest, "done", ev.Done, "total", ev.Total, "finished", ev.Finished)
+	}
 }
 
 func newProgressPrinter(w io.Writer) *progressPrinter {

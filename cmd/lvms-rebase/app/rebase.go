@@ -133,7 +133,7 @@ func runRebase(ctx context.Context, f *rebaseFlags, streams IOStreams) error {
 	}
 	logger.Debug("image sources", "sources", f.source.String())
 	srcOpts.Logger = logger
-	srcOpts.Progress = newProgressPrinter(streams.ErrOut).report
+	srcOpts.Progress = progressFor(f.logs, streams.ErrOut, logger)
 
 	ctx, cancel := commandContext(ctx, f.source.Timeout)
 	defer cancel()

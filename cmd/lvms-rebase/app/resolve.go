@@ -66,7 +66,7 @@ func runResolve(ctx context.Context, f *resolveFlags, streams IOStreams) error {
 	}
 	logger.Debug("image sources", "sources", f.source.String())
 	opts.Logger = logger
-	opts.Progress = newProgressPrinter(streams.ErrOut).report
+	opts.Progress = progressFor(f.logs, streams.ErrOut, logger)
 	if _, err := era.OCPRowFor(f.ocp); err != nil {
 		return WithExitCode(ExitUsage, err)
 	}

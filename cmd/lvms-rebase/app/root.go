@@ -113,15 +113,29 @@ func Main(args []string, streams IOStreams) int {
 	}
 	// The only place an error is printed: commands return errors, cobra's printing is
 	// silenced, and phase log records do not repeat them.
-	fmt.Fprintf(streams.ErrOut, "Error: %s\n", redact.Text(err.Error()))
-	if ec != nil {
-		return ec.code
+	code := ExitError
+	switch {
+	case ec != nil:
+		code = ec.code
+	case isCobraUsageError(err): // cobra reports unknown commands and bad args as plain errors
+		code = ExitUsage
 	}
-	// cobra reports unknown commands and bad args as plain errors.
-	if isCobraUsageError(err) {
-		return ExitUsage
+	msg := redact.Text(err.Error())
+	if format, _ := root.PersistentFlags().GetString("log-format"); format == "json" {
+		// With --log-format json every stderr line is JSON, the error included.
+		slog.New(slog.NewJSONHandler(streams.ErrOut, &slog.HandlerOptions{ReplaceAttr: dropTime})).Error(msg, "exitCode", code)
+		return code
 	}
-	return ExitError
+	fmt.Fprintf(streams.ErrOut, "Error: %s\n", msg)
+	return code
+}
+
+// dropTime removes the wall-clock stamp from log records.
+func dropTime(groups []string, a slog.Attr) slog.Attr {
+	if a.Key == slog.TimeKey && len(groups) == 0 {
+		return slog.Attr{}
+	}
+	return a
 }
 
 func isCobraUsageError(err error) bool {
