@@ -306,3 +306,38 @@ func TestJSONLogsOnly(t *testing.T) {
 		t.Fatalf("expected phase, error and progress records:\n%s", stderr.String())
 	}
 }
+
+// TestFetchCountersIncludeResolve: on a cold cache the summary and -o json count every blob
+// the registry served, resolve included, and the bytes match; a warm run fetches none.
+func TestFetchCountersIncludeResolve(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end")
+	}
+	e := newE2E(t)
+	dir := copyTree(t, "../../../testdata/microshift")
+	e.reg.ResetStats()
+	code, out, errOut := e.run(dir, "--ocp", "4.18", "--allow-base-mismatch", "--dry-run", "-o", "json")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	var res struct {
+		Fetched []source.FetchStats `json:"fetched"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	var bytesFetched int64
+	blobs := 0
+	for _, st := range res.Fetched {
+		bytesFetched += st.BytesFetched
+		blobs += st.BlobsFetched
+	}
+	st := e.reg.Stats()
+	if blobs != st.BlobGETs() || bytesFetched != st.BytesFor("/blobs/sha256:") || blobs == 0 {
+		t.Errorf("cold run counts %d blobs / %d bytes, the registry served %d blobs / %d bytes", blobs, bytesFetched, st.BlobGETs(), st.BytesFor("/blobs/sha256:"))
+	}
+	_, text, _ := e.run(dir, "--ocp", "4.18", "--allow-base-mismatch", "--dry-run")
+	if !strings.Contains(text, "fetched 0 bytes in 0 blobs") {
+		t.Errorf("warm run summary:\n%s", text)
+	}
+}
