@@ -3,6 +3,7 @@ package app
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -104,6 +105,10 @@ func TestErrorPrintedOnce(t *testing.T) {
 		lines := strings.Split(strings.TrimSpace(errOut), "\n")
 		last := lines[len(lines)-1]
 		msg, ok := strings.CutPrefix(last, "Error: ")
+		var rec struct{ Level, Msg string }
+		if !ok && json.Unmarshal([]byte(last), &rec) == nil && rec.Level == "ERROR" {
+			msg, ok = rec.Msg, true // --log-format json: the error is a JSON record too
+		}
 		if !ok {
 			t.Fatalf("%v: the last stderr line is not the error:\n%s", args, errOut)
 		}
