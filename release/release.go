@@ -216,6 +216,11 @@ func MergeWith(data []byte, e era.Era, images map[string]string, opts MergeOptio
 			out = append(out, member{k, jsonString(images[k])})
 		}
 	}
+	// Only the images object is edited, in the file's own layout; a file whose layout cannot
+	// be followed (or whose images are empty) is written in MicroShift's.
+	if res, ok := splice(data, out); ok {
+		return res, ch, nil
+	}
 	f.images = out
 	res, err := f.encode()
 	if err != nil {

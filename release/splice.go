@@ -1,0 +1,125 @@
+package release
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+)
+
+// span is where one member of "images" sits in the file: lead is the whitespace before its
+// key, sep what lies between key and value (": "), and the value's byte range.
+type span struct {
+	key              string
+	lead, sep        []byte
+	valStart, valEnd int
+}
+
+// imagesLayout is the byte layout of the "images" object: after its "{", its members, and
+// the whitespace before its "}".
+type imagesLayout struct {
+	open, close int
+	members     []span
+}
+
+// splice writes images into data by editing only the "images" object's interior: every
+// member keeps its own lead whitespace and separator, new members copy the last member's,
+// and everything outside "images" (indentation, key order, line endings, release.base)
+// stays byte for byte. It reports false when the layout cannot be read or "images" is empty,
+// and the caller then re-encodes.
+func splice(data []byte, images []member) ([]byte, bool) {
+	lay, err := layoutOf(data)
+	if err != nil || len(lay.members) == 0 {
+		return nil, false
+	}
+	byKey := map[string]span{}
+	for _, m := range lay.members {
+		byKey[m.key] = m
+	}
+	last := lay.members[len(lay.members)-1]
+	var b bytes.Buffer
+	b.Write(data[:lay.open])
+	for i, m := range images {
+		sp, ok := byKey[m.key]
+		if !ok {
+			sp = span{lead: last.lead, sep: last.sep}
+		}
+		b.Write(sp.lead)
+		b.Write(jsonString(m.key))
+		b.Write(sp.sep)
+		b.Write(m.value)
+		if i < len(images)-1 {
+			b.WriteByte(',')
+		}
+	}
+	b.Write(data[last.valEnd:lay.close])
+	b.Write(data[lay.close:])
+	return b.Bytes(), true
+}
+
+// layoutOf finds the byte layout of the top-level "images" object.
+func layoutOf(data []byte) (*imagesLayout, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if _, err := dec.Token(); err != nil {
+		return nil, err
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		if tok != "images" {
+			var skip json.RawMessage
+			if err := dec.Decode(&skip); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		return membersOf(data, dec)
+	}
+	return nil, errors.New("no images object")
+}
+
+func membersOf(data []byte, dec *json.Decoder) (*imagesLayout, error) {
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, errors.New("images: not an object")
+	}
+	lay := &imagesLayout{open: int(dec.InputOffset())}
+	prev := lay.open // just after "{" or after the previous value
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		keyEnd := int(dec.InputOffset())
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, err
+		}
+		end := int(dec.InputOffset())
+		start := end - len(raw)
+		keyStart := bytes.LastIndexByte(data[:keyEnd-1], '"')
+		for keyStart > 0 && data[keyStart-1] == '\\' { // an escaped quote inside the key
+			keyStart = bytes.LastIndexByte(data[:keyStart-1], '"')
+		}
+		gap := data[prev:keyStart]
+		if i := bytes.IndexByte(gap, ','); i >= 0 {
+			gap = gap[i+1:]
+		}
+		if keyStart < prev || !isSpace(gap) {
+			return nil, io.ErrUnexpectedEOF
+		}
+		key, _ := tok.(string)
+		lay.members = append(lay.members, span{key: key, lead: gap, sep: data[keyEnd:start], valStart: start, valEnd: end})
+		prev = end
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, err
+	}
+	lay.close = int(dec.InputOffset()) - 1
+	return lay, nil
+}
+
+func isSpace(b []byte) bool {
+	return len(bytes.TrimSpace(b)) == 0
+}
