@@ -81,3 +81,25 @@ func checkWritable(p string) error {
 	f.Close()
 	return os.Remove(f.Name())
 }
+
+// replaceFile writes data to p through a temporary sibling and a rename, so a kill leaves
+// the old file or the new one, never half of it.
+func replaceFile(p string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(p), ".lvms-rebase-pr-body-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Chmod(0o644); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), p)
+}

@@ -571,7 +571,7 @@ func (r *runner) writePRBody(plan *tree.Plan, before, files map[string][]byte) e
 	if old := r.result.old; old != nil {
 		in.oldVersion, in.oldPayload = old.Bundle.Version, old.PayloadVersion
 	}
-	if err := os.WriteFile(r.opts.PRBody, []byte(redact.Text(prBody(in))), 0o644); err != nil {
+	if err := replaceFile(r.opts.PRBody, []byte(redact.Text(prBody(in)))); err != nil {
 		return fmt.Errorf("--pr-body %s: %w", r.opts.PRBody, err)
 	}
 	return nil

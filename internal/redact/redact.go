@@ -8,6 +8,7 @@
 package redact
 
 import (
+	"io"
 	"regexp"
 	"strings"
 )
@@ -42,7 +43,7 @@ var (
 	// e-mail address ("demo@localhost") is kept.
 	hostPath = regexp.MustCompile(`^[A-Za-z0-9.\-\[\]:]+/`)
 	// queryValue is one key=value of a URL query.
-	queryValue  = regexp.MustCompile(`([?&][A-Za-z0-9_.\-~%\[\]]+=)([^&\s"'#<>]+)`)
+	queryValue  = regexp.MustCompile(`((?:[?&]|\\u0026)[A-Za-z0-9_.\-~%\[\]]+=)([^&\s"'#<>\\]+)`)
 	digestAfter = regexp.MustCompile(`^(sha256|sha384|sha512):[0-9a-f]`)
 )
 
@@ -81,4 +82,16 @@ func replaceUnlessDigest(s string, re *regexp.Regexp, repl func([]string) string
 	}
 	b.WriteString(s[last:])
 	return b.String()
+}
+
+// Writer scrubs everything written through it with Text. Commands wrap their stdout and
+// stderr in one, so no output path (results, logs, progress, errors) can print a credential.
+// Each Write is scrubbed on its own: writers above it emit whole lines or documents.
+type Writer struct{ W io.Writer }
+
+func (w Writer) Write(p []byte) (int, error) {
+	if _, err := io.WriteString(w.W, Text(string(p))); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }

@@ -51,3 +51,10 @@ func TestTextBareToken(t *testing.T) {
 		}
 	}
 }
+
+func TestTextEscapedQuery(t *testing.T) {
+	in := `{"url":"http://h/x?a=1\u0026token=secret-tok"}`
+	if got := Text(in); strings.Contains(got, "secret-tok") {
+		t.Errorf("Text(%q) = %q", in, got)
+	}
+}

@@ -188,3 +188,22 @@ func Repository(ref string) string {
 	}
 	return ref
 }
+
+// CheckRef validates an image reference flag value (--lvms-bundle, --ocp-release*) without
+// contacting anything, so a typo is a usage error before the run starts.
+func CheckRef(s string) error {
+	if strings.Contains(s, "://") {
+		return fmt.Errorf("reference %q: want HOST/PATH:TAG or @DIGEST (or oci:PATH), without a scheme", s)
+	}
+	_, err := parseRef(s)
+	return err
+}
+
+// CheckRepo validates a repository flag value (--lvms-bundle-repo, --ocp-release-repo).
+func CheckRepo(s string) error {
+	if strings.Contains(s, "://") {
+		return fmt.Errorf("repository %q: want HOST/PATH (or oci:PATH), without a scheme", s)
+	}
+	_, err := parseRepo(s)
+	return err
+}

@@ -68,6 +68,9 @@ func (s *Source) FetchURL(ctx context.Context, rawURL string) (io.ReadCloser, er
 		if err != nil || p == "" {
 			return nil, fmt.Errorf("URL %s: cached content %s missing or corrupt (offline)", safeURL(u), h)
 		}
+		if err := s.verifyDownload(canonical, p); err != nil {
+			return nil, fmt.Errorf("cached copy (offline): %w", err)
+		}
 		return os.Open(p)
 	}
 	var f *os.File

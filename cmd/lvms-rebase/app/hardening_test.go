@@ -79,12 +79,12 @@ func TestCanaryCredentials(t *testing.T) {
 		{[]string{"--mirror", "https://" + cred + "quay.io=" + host + "/quay.io"}, ExitUsage},
 		{[]string{"--idms-file", idms}, ExitError},
 		{[]string{"--idms-file", icsp}, ExitError},
-		{[]string{"--lvms-bundle", cred + host + bad}, ExitError},
-		{[]string{"--lvms-bundle", "https://" + cred + host + bad + "?token=" + canaryToken}, ExitError},
-		{[]string{"--lvms-bundle-repo", cred + host + "/registry.redhat.io/lvms4/lvms-operator-bundle"}, ExitError},
-		{[]string{"--ocp-release", cred + host + "/quay.io/openshift-release-dev/ocp-release:4.18.0-{arch}"}, ExitError},
-		{[]string{"--ocp-release-x86_64", cred + host + "/q:1", "--ocp-release-aarch64", "docker://" + cred + host + "/q:1"}, ExitError},
-		{[]string{"--ocp-release-repo", cred + host + "/quay.io/openshift-release-dev/ocp-release"}, ExitError},
+		{[]string{"--lvms-bundle", cred + host + bad}, ExitUsage},
+		{[]string{"--lvms-bundle", "https://" + cred + host + bad + "?token=" + canaryToken}, ExitUsage},
+		{[]string{"--lvms-bundle-repo", cred + host + "/registry.redhat.io/lvms4/lvms-operator-bundle"}, ExitUsage},
+		{[]string{"--ocp-release", cred + host + "/quay.io/openshift-release-dev/ocp-release:4.18.0-{arch}"}, ExitUsage},
+		{[]string{"--ocp-release-x86_64", cred + host + "/q:1", "--ocp-release-aarch64", "docker://" + cred + host + "/q:1"}, ExitUsage},
+		{[]string{"--ocp-release-repo", cred + host + "/quay.io/openshift-release-dev/ocp-release"}, ExitUsage},
 	}
 	for _, f := range failing {
 		for _, format := range []string{"text", "json"} {

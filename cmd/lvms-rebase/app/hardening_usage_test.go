@@ -30,6 +30,12 @@ func TestHardeningUsageErrors(t *testing.T) {
 		{[]string{"--ocp", "4.17", "--microshift-dir", tree, "--mirror", "https://quay.io=mirror.local/q"}, "--mirror"},
 		{[]string{"--ocp", "4.17", "--microshift-dir", tree, "--mirror", "quay.io=canary-user:canary-pass@mirror.local/q"}, "--mirror"},
 		{[]string{"--ocp", "4.17", "--microshift-dir", tree, "--mirror", "quay.io=mirror.local/Q"}, "--mirror"},
+		{[]string{"--ocp", "4.17", "--microshift-dir", tree, "--lvms-bundle", "Quay.io/UPPER:tag"}, "--lvms-bundle"},
+		{[]string{"--ocp", "4.17", "--microshift-dir", tree, "--lvms-bundle", "quay.io/x"}, "--lvms-bundle"},
+		{[]string{"--ocp", "4.17", "--microshift-dir", tree, "--ocp-release", "quay.io/x:bad tag"}, "--ocp-release"},
+		{[]string{"--ocp", "4.17", "--microshift-dir", tree, "--ocp-release-repo", "quay.io/x:tag"}, "--ocp-release-repo"},
+		{[]string{"--ocp", "4.17", "--microshift-dir", tree, "--lvms-bundle-repo", "https://quay.io/x"}, "--lvms-bundle-repo"},
+		{[]string{"--ocp", "4.17", "--microshift-dir", tree, "--lvms", "4.17.1"}, "--lvms"},
 		{[]string{"apply", "--kubeconfig", "/dev/null", "--assets", tree, "--arch", "sparc"}, "--arch"},
 		{[]string{"apply", "--kubeconfig", "/dev/null", "--assets", tree, "--arch", "amd64x"}, "--arch"},
 	} {

@@ -44,7 +44,11 @@ func progressFor(logs *logFlags, w io.Writer, log *slog.Logger) func(source.Prog
 
 func newProgressPrinter(w io.Writer) *progressPrinter {
 	tty := false
-	if f, ok := w.(*os.File); ok && os.Getenv("CI") == "" {
+	under := w
+	if rw, ok := w.(redact.Writer); ok {
+		under = rw.W
+	}
+	if f, ok := under.(*os.File); ok && os.Getenv("CI") == "" {
 		tty = term.IsTerminal(int(f.Fd()))
 	}
 	return &progressPrinter{w: w, terminal: tty, started: map[string]bool{}}

@@ -101,6 +101,8 @@ kustomize and writes them into a MicroShift checkout's assets/ with a lock file.
 
 // Main runs the root command with args and returns the process exit code.
 func Main(args []string, streams IOStreams) int {
+	// Every byte a command prints passes the credential scrubber (internal/redact).
+	streams.Out, streams.ErrOut = redact.Writer{W: streams.Out}, redact.Writer{W: streams.ErrOut}
 	root := NewRootCommand(streams)
 	root.SetArgs(args)
 	err := root.Execute()

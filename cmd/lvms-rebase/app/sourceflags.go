@@ -166,6 +166,9 @@ func (f *SourceFlags) Options() (source.Options, error) {
 		}
 		o.ReleaseRefs = pins
 	}
+	if err := checkRefFlags(f, o); err != nil {
+		return o, err
+	}
 	var err error
 	if o.MaxFileSize, err = parseSize("max-file-size", f.MaxFileSize); err != nil {
 		return o, err
@@ -182,4 +185,29 @@ func (f *SourceFlags) Options() (source.Options, error) {
 // String summarises where images come from, for logs.
 func (f *SourceFlags) String() string {
 	return fmt.Sprintf("bundle repo %s, release repo %s, arches %s", f.BundleRepo, f.ReleaseRepo, strings.Join(f.Arches, ","))
+}
+
+// checkRefFlags parses every reference and repository flag: a malformed one is a usage
+// error naming the flag, before anything is fetched.
+func checkRefFlags(f *SourceFlags, o source.Options) error {
+	for flag, v := range map[string]string{"lvms-bundle-repo": f.BundleRepo, "ocp-release-repo": f.ReleaseRepo} {
+		if v != "" {
+			if err := source.CheckRepo(v); err != nil {
+				return usageError("--%s: %v", flag, err)
+			}
+		}
+	}
+	if f.Bundle != "" {
+		if err := source.CheckRef(f.Bundle); err != nil {
+			return usageError("--lvms-bundle: %v", err)
+		}
+	}
+	for _, a := range o.Arches {
+		if pin := o.ReleaseRefs[a]; pin != "" {
+			if err := source.CheckRef(pin); err != nil {
+				return usageError("--ocp-release or --ocp-release-%s: %v", a, err)
+			}
+		}
+	}
+	return nil
 }
