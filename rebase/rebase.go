@@ -264,7 +264,7 @@ func (r *runner) phase(ctx context.Context, name string, f func() error) error {
 	r.result.Phases = append(r.result.Phases, Phase{Name: name, Duration: d})
 	if errors.Is(err, ErrDrift) {
 		// Drift is --check's answer, not a failure of the tool.
-		r.log.Warn("phase "+name+": drift", "phase", name, "took", d.String(), "drift", err)
+		r.log.Warn("phase "+name+": drift found", "phase", name, "took", d.String())
 		return err
 	}
 	if err != nil {

@@ -196,6 +196,7 @@ func TestWriteRefusesSymlinkOutOfTree(t *testing.T) {
 	}{
 		{"dir out of the tree", "assets/components", "", true, true},
 		{"parent out of the tree", "assets", "", true, true},
+		{"scripts/ out of the tree (the lock)", "scripts", "", true, true},
 		{"file out of the tree", lvmsDir + "/change.yaml", "", true, false},
 		{"dir inside the tree", "assets/components", "elsewhere", false, false},
 	} {

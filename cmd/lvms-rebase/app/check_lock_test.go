@@ -75,8 +75,11 @@ func TestCheckVerifiesLock(t *testing.T) {
 			if !strings.Contains(out+errOut, tc.want) {
 				t.Errorf("drift report does not name %s:\n%s\n%s", tc.want, out, errOut)
 			}
-			if strings.Contains(errOut, "level=ERROR") {
+			if strings.Contains(errOut, "level=ERROR") || strings.Contains(errOut, "Error:") {
 				t.Errorf("drift logged as an ERROR:\n%s", errOut)
+			}
+			if _, _, jsonErr := e.run(dir, "--check", "--log-format", "json"); strings.Contains(jsonErr, `"level":"ERROR"`) {
+				t.Errorf("drift logged as an ERROR (json):\n%s", jsonErr)
 			}
 		})
 	}

@@ -123,12 +123,18 @@ func Main(args []string, streams IOStreams) int {
 		code = ExitUsage
 	}
 	msg := redact.Text(err.Error())
+	// Drift (exit 3) is --check's finding, not a failure of the tool: not an ERROR.
+	level, prefix := slog.LevelError, "Error"
+	if code == ExitDrift {
+		level, prefix = slog.LevelWarn, "Drift"
+	}
 	if format, _ := root.PersistentFlags().GetString("log-format"); format == "json" {
 		// With --log-format json every stderr line is JSON, the error included.
-		slog.New(slog.NewJSONHandler(streams.ErrOut, &slog.HandlerOptions{ReplaceAttr: dropTime})).Error(msg, "exitCode", code)
+		slog.New(slog.NewJSONHandler(streams.ErrOut, &slog.HandlerOptions{ReplaceAttr: dropTime})).
+			Log(context.Background(), level, msg, "exitCode", code)
 		return code
 	}
-	fmt.Fprintf(streams.ErrOut, "Error: %s\n", msg)
+	fmt.Fprintf(streams.ErrOut, "%s: %s\n", prefix, msg)
 	return code
 }
 
