@@ -23,6 +23,8 @@ import (
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/restmapper"
+
+	"github.com/lvms-rebase/lvms-rebase/internal/redact"
 )
 
 // kube is one connection to the API server for the duration of an Apply.
@@ -52,11 +54,11 @@ func connect(ctx context.Context, o Options) (*kube, error) {
 	}
 	disc, err := discovery.NewDiscoveryClientForConfig(&cfg)
 	if err != nil {
-		return nil, fmt.Errorf("creating discovery client for %s: %w", cfg.Host, err)
+		return nil, redact.Error(fmt.Errorf("creating discovery client for %s: %w", cfg.Host, err))
 	}
 	dyn, err := dynamic.NewForConfig(&cfg)
 	if err != nil {
-		return nil, fmt.Errorf("creating dynamic client for %s: %w", cfg.Host, err)
+		return nil, redact.Error(fmt.Errorf("creating dynamic client for %s: %w", cfg.Host, err))
 	}
 	delay := 100 * time.Millisecond
 	for attempt := 1; ; attempt++ {
@@ -68,12 +70,12 @@ func connect(ctx context.Context, o Options) (*kube, error) {
 			break
 		}
 		if permanentConnectError(err) {
-			return nil, fmt.Errorf("API server %s rejected the connection (check the kubeconfig's credentials and CA): %w", cfg.Host, err)
+			return nil, redact.Error(fmt.Errorf("API server %s rejected the connection (check the kubeconfig's credentials and CA): %w", cfg.Host, err))
 		}
-		o.Logger.Info("API server not reachable yet, retrying", "host", cfg.Host, "attempt", attempt, "retryIn", delay, "error", err)
+		o.Logger.Info("API server not reachable yet, retrying", "host", redact.URL(cfg.Host), "attempt", attempt, "retryIn", delay, "error", redact.Error(err))
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("API server %s not reachable after %d attempts: %w (last error: %w)", cfg.Host, attempt, ctx.Err(), err)
+			return nil, redact.Error(fmt.Errorf("API server %s not reachable after %d attempts: %w (last error: %w)", cfg.Host, attempt, ctx.Err(), err))
 		case <-time.After(delay):
 		}
 		delay = min(delay*2, 5*time.Second)

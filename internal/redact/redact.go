@@ -95,3 +95,17 @@ func (w Writer) Write(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
+
+// Error wraps err so that its message is scrubbed with Text; errors.Is/As still see err.
+// Libraries that embed user-given URLs in errors (a kubeconfig server) return it.
+func Error(err error) error {
+	if err == nil {
+		return nil
+	}
+	return scrubbed{err}
+}
+
+type scrubbed struct{ err error }
+
+func (s scrubbed) Error() string { return Text(s.err.Error()) }
+func (s scrubbed) Unwrap() error { return s.err }
