@@ -28,6 +28,11 @@ func (r *runner) preflight() error {
 		}
 		r.releaseData[a] = data
 	}
+	if sa := r.opts.SnapshotAssets; !strings.Contains(sa, "{commit}") && !strings.Contains(sa, "://") {
+		if _, err := os.Stat(sa); err != nil {
+			return fmt.Errorf("--snapshot-assets %s: expected a URL with {commit}, a directory or a tarball: %w", sa, err)
+		}
+	}
 	if r.opts.Commit && r.opts.Mode == ModeWrite {
 		if err := gitPreflight(r.opts.MicroShiftDir); err != nil {
 			return err

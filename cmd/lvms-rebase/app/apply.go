@@ -77,6 +77,9 @@ func runApply(ctx context.Context, streams IOStreams, f *applyFlags) error {
 	if st, err := os.Stat(f.assets); err != nil || !st.IsDir() {
 		return usageError("--assets %s: not a directory", f.assets)
 	}
+	if f.timeout < 0 || f.waitTimeout < 0 {
+		return usageError("--timeout and --wait-timeout must not be negative")
+	}
 	if f.arch != "" {
 		// The release JSONs carry MicroShift's names; Go names are accepted.
 		a, err := arch.MicroShift(f.arch)

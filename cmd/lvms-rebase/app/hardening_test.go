@@ -169,6 +169,9 @@ func TestFailBeforeWriting(t *testing.T) {
 			return []string{"--pr-body", filepath.Join(t.TempDir(), "no", "pr.md")}
 		}, "--pr-body"},
 		{"pr-body is a directory", func(t *testing.T, dir string) []string { return []string{"--pr-body", t.TempDir()} }, "--pr-body"},
+		{"snapshot-assets path missing", func(t *testing.T, dir string) []string {
+			return []string{"--snapshot-assets", filepath.Join(t.TempDir(), "no-such-checkout")}
+		}, "--snapshot-assets"},
 		{"release JSON missing", func(t *testing.T, dir string) []string {
 			os.Remove(filepath.Join(dir, "assets/release/release-aarch64.json"))
 			return nil

@@ -37,6 +37,7 @@ func TestHardeningUsageErrors(t *testing.T) {
 		{[]string{"--ocp", "4.17", "--microshift-dir", tree, "--lvms-bundle-repo", "https://quay.io/x"}, "--lvms-bundle-repo"},
 		{[]string{"--ocp", "4.17", "--microshift-dir", tree, "--lvms", "4.17.1"}, "--lvms"},
 		{[]string{"apply", "--kubeconfig", "/dev/null", "--assets", tree, "--arch", "sparc"}, "--arch"},
+		{[]string{"apply", "--kubeconfig", "/dev/null", "--assets", tree, "--wait-timeout", "-1s"}, "--wait-timeout"},
 		{[]string{"apply", "--kubeconfig", "/dev/null", "--assets", tree, "--arch", "amd64x"}, "--arch"},
 	} {
 		var out, errOut bytes.Buffer
