@@ -1,0 +1,79 @@
+package app
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/lvms-rebase/lvms-rebase/rebase/testregistry"
+)
+
+// TestMainHelper runs Main with the arguments in LVMS_REBASE_MAIN_ARGS (JSON) when set; the
+// SIGINT test starts the test binary this way to interrupt a real process.
+func TestMainHelper(t *testing.T) {
+	raw := os.Getenv("LVMS_REBASE_MAIN_ARGS")
+	if raw == "" {
+		return
+	}
+	var args []string
+	if err := json.Unmarshal([]byte(raw), &args); err != nil {
+		os.Exit(99)
+	}
+	os.Exit(Main(args, IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}))
+}
+
+// TestSIGINTNamesPhaseAndInput interrupts a run that hangs on the registry with SIGINT: it
+// stops at once, says it was interrupted, in which phase and while fetching what, and leaves
+// the tree as it was.
+func TestSIGINTNamesPhaseAndInput(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end")
+	}
+	e := newE2E(t)
+	e.reg.Inject(testregistry.Fault{Method: "GET", Path: "/blobs/", Kind: testregistry.FaultStall})
+	dir := copyTree(t, "../../../testdata/microshift")
+	before := treeHash(t, dir)
+	args := append([]string{"--microshift-dir", dir, "-a", e.authFile, "--cache-dir", e.cache, "--insecure-registry", e.reg.Host(),
+		"--ocp", "4.18", "--allow-base-mismatch"}, e.reg.MirrorFlags()...)
+	b, _ := json.Marshal(args)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestMainHelper$")
+	cmd.Env = append(os.Environ(), "LVMS_REBASE_MAIN_ARGS="+string(b))
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(stderr)
+	var lines []string
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+		if strings.Contains(sc.Text(), "phase resolve") {
+			time.Sleep(300 * time.Millisecond) // into the stalled blob request
+			cmd.Process.Signal(syscall.SIGINT)
+			break
+		}
+	}
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+	}
+	cmd.Wait()
+	out := strings.Join(lines, "\n")
+	for _, want := range []string{"interrupted by SIGINT in phase resolve", "while fetching", "registry.redhat.io/lvms4/lvms-operator-bundle"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, out)
+		}
+	}
+	if cmd.ProcessState.ExitCode() != ExitError {
+		t.Errorf("exit %d, want %d", cmd.ProcessState.ExitCode(), ExitError)
+	}
+	if treeHash(t, dir) != before {
+		t.Error("the tree changed")
+	}
+}
