@@ -13,7 +13,9 @@ import (
 // Compare lists where a recorded lock differs from the lock a re-render of its inputs
 // produces, field by field, so that `--check` reports an edited lock as drift instead of "no
 // changes". The tool version and the snapshot-assets source (a user may point --check at
-// another copy of the same commit) are not compared; the files are, path by path.
+// another copy of the same commit) are not compared; the files are, path by path. How the
+// inputs were chosen (payloadRule, payloadSource) is taken over by --check, not re-derived,
+// so it is not compared either; an edited LVMS minor fails the re-render itself.
 func Compare(recorded, actual *Lock) []string {
 	var out []string
 	cmp := func(field string, a, b any) {
@@ -24,6 +26,7 @@ func Compare(recorded, actual *Lock) []string {
 	cmp("ocp", recorded.OCP, actual.OCP)
 	cmp("era", recorded.Era, actual.Era)
 	cmp("payloadVersion", recorded.PayloadVersion, actual.PayloadVersion)
+	cmp("lvms", fmt.Sprintf("%+v", deref(recorded.LVMS)), fmt.Sprintf("%+v", deref(actual.LVMS)))
 	cmp("bundle", fmt.Sprintf("%+v", recorded.Bundle), fmt.Sprintf("%+v", actual.Bundle))
 	cmp("payloads", byKey(recorded.Payloads, func(p Payload) string { return p.Arch }), byKey(actual.Payloads, func(p Payload) string { return p.Arch }))
 	cmp("snapshotAssets.commit", recorded.SnapshotAssets.Commit, actual.SnapshotAssets.Commit)
@@ -79,4 +82,12 @@ func unionKeys[T any](a, b map[string]T) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
 }
