@@ -292,12 +292,7 @@ func (r *runner) run(ctx context.Context) error {
 
 	if err := r.phase(ctx, "resolve", func() error {
 		r.fetching = "the newest inputs for OpenShift " + r.opts.OCP
-		err := r.resolve(ctx)
-		// Resolve reads blobs too (the CSV, release metadata): they count in the summary.
-		st := r.src.Totals()
-		st.Image = "resolve"
-		res.Fetched = append(res.Fetched, st)
-		return err
+		return r.resolve(ctx)
 	}); err != nil {
 		return err
 	}
@@ -341,6 +336,8 @@ func (r *runner) run(ctx context.Context) error {
 	}); err != nil {
 		return err
 	}
+
+	r.countUnattributed()
 
 	if err := r.phase(ctx, "translate", func() error {
 		var err error
@@ -666,6 +663,22 @@ func pinFromLock(o *Options, l *lock.Lock) error {
 		o.SnapshotAssets = l.SnapshotAssets.Source
 	}
 	return nil
+}
+
+// countUnattributed adds to the fetch summary what the per-image stats do not hold: blobs
+// resolve read for itself (tag checks, CSVs, release metadata, relatedImages) and the
+// snapshot-assets downloads, so the summary counts every byte and blob the run fetched.
+func (r *runner) countUnattributed() {
+	total := r.src.Totals()
+	for _, st := range r.result.Fetched {
+		total.BytesFetched -= st.BytesFetched
+		total.BlobsFetched -= st.BlobsFetched
+		total.BlobsCached -= st.BlobsCached
+	}
+	if total.BytesFetched > 0 || total.BlobsFetched > 0 || total.BlobsCached > 0 {
+		total.Image = "resolve and snapshot assets"
+		r.result.Fetched = append(r.result.Fetched, total)
+	}
 }
 
 // payloadRefs lists the payload references, for messages.

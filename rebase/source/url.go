@@ -50,6 +50,7 @@ func (s *Source) FetchURL(ctx context.Context, rawURL string) (io.ReadCloser, er
 			if h, err := v1.NewHash(strings.TrimSpace(string(b))); err == nil {
 				// A copy cached before verification existed may be bad: verify it again.
 				if p, err := s.cache.get(h); err == nil && p != "" && s.verifyDownload(canonical, p) == nil {
+					s.tally(blobStat{cached: true})
 					return os.Open(p)
 				}
 			}
@@ -128,10 +129,11 @@ func (s *Source) FetchURL(ctx context.Context, rawURL string) (io.ReadCloser, er
 		if _, err := tmp.Seek(0, io.SeekStart); err != nil {
 			return err
 		}
-		p, _, err := s.cache.put(h, tmp)
+		p, n, err := s.cache.put(h, tmp)
 		if err != nil {
 			return err
 		}
+		s.tally(blobStat{fetched: n}) // a URL download counts in Totals like a blob
 		if err := s.cache.writeFile(idx, []byte(h.String()+"\n")); err != nil {
 			return err
 		}
