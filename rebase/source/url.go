@@ -43,107 +43,54 @@ func (s *Source) FetchURL(ctx context.Context, rawURL string) (io.ReadCloser, er
 		return nil, fmt.Errorf("URL %s: want http(s)", redactUserinfo(safeURL(u)))
 	}
 	idx := s.cache.urlPath(rawURL)
-	// A URL that names a full commit id (the snapshot-assets archive) cannot change, so a
-	// verified cached copy is as good as a download; other URLs are fetched again online.
-	if !s.opts.Offline && commitURL.MatchString(canonical.Path) {
-		if b, err := os.ReadFile(idx); err == nil {
-			if h, err := v1.NewHash(strings.TrimSpace(string(b))); err == nil {
-				// A copy cached before verification existed may be bad: verify it again.
-				if p, err := s.cache.get(h); err == nil && p != "" && s.verifyDownload(canonical, p) == nil {
-					s.tally(blobStat{cached: true})
-					return os.Open(p)
-				}
-			}
-		}
-	}
-	if s.opts.Offline {
-		b, err := os.ReadFile(idx)
-		if err != nil {
-			return nil, fmt.Errorf("URL %s is not in the cache %s (offline)", safeURL(u), s.cache.dir)
-		}
-		h, err := v1.NewHash(strings.TrimSpace(string(b)))
-		if err != nil {
-			return nil, err
-		}
-		p, err := s.cache.get(h)
-		if err != nil || p == "" {
-			return nil, fmt.Errorf("URL %s: cached content %s missing or corrupt (offline)", safeURL(u), h)
-		}
-		if err := s.verifyDownload(canonical, p); err != nil {
-			return nil, fmt.Errorf("cached copy (offline): %w", err)
-		}
-		return os.Open(p)
+	if rc, err := s.cachedURL(canonical, u, idx); rc != nil || err != nil {
+		return rc, err
 	}
 	var f *os.File
 	err = s.attempt(ctx, safeURL(u), func() error {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
-		if err != nil {
-			return err
-		}
-		resp, err := s.client.Do(req)
-		if err != nil {
-			// url.Error prints the URL with its query, which may carry a token.
-			var ue *url.Error
-			if errors.As(err, &ue) {
-				return fmt.Errorf("GET %s: %w", safeURL(u), ue.Err)
-			}
-			return err
-		}
-		defer resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return &httpStatusError{url: safeURL(u), code: resp.StatusCode}
-		}
-		tmp, err := os.CreateTemp("", "lvms-rebase-url-")
-		if err != nil {
-			return err
-		}
-		defer os.Remove(tmp.Name())
-		defer tmp.Close()
-		// The archive is small (kilobytes); a body past the per-image cap is a hostile or
-		// misconfigured server and must not fill the disk. Such an error is not retried.
-		limit := s.opts.MaxImageSize
-		if resp.ContentLength > limit {
-			return &tooLargeError{url: safeURL(u), limit: limit}
-		}
-		n, err := io.Copy(tmp, io.LimitReader(resp.Body, limit+1))
-		if err != nil {
-			return err
-		}
-		if n > limit {
-			return &tooLargeError{url: safeURL(u), limit: limit}
-		}
-		if resp.ContentLength >= 0 && n != resp.ContentLength {
-			return fmt.Errorf("short body (%d of %d bytes): %w", n, resp.ContentLength, io.ErrUnexpectedEOF)
-		}
-		// Only a download that verifies is cached: a corrupted one would fail every later run.
-		if err := s.verifyDownload(canonical, tmp.Name()); err != nil {
-			return err
-		}
-		if _, err := tmp.Seek(0, io.SeekStart); err != nil {
-			return err
-		}
-		h, _, err := v1.SHA256(tmp)
-		if err != nil {
-			return err
-		}
-		if _, err := tmp.Seek(0, io.SeekStart); err != nil {
-			return err
-		}
-		p, n, err := s.cache.put(h, tmp)
-		if err != nil {
-			return err
-		}
-		s.tally(blobStat{fetched: n}) // a URL download counts in Totals like a blob
-		if err := s.cache.writeFile(idx, []byte(h.String()+"\n")); err != nil {
-			return err
-		}
-		f, err = os.Open(p)
+		var err error
+		f, err = s.download(ctx, canonical, u, idx)
 		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("fetching %s: %w", safeURL(u), err)
 	}
 	return f, nil
+}
+
+// cachedURL serves a URL from the cache when that is as good as a download: offline always
+// (an error when it is missing), online when the URL names a full commit id (the
+// snapshot-assets archive cannot change). A cached copy is verified again before use. It
+// returns nil, nil when the URL must be downloaded.
+func (s *Source) cachedURL(canonical, u *url.URL, idx string) (io.ReadCloser, error) {
+	if !s.opts.Offline && !commitURL.MatchString(canonical.Path) {
+		return nil, nil
+	}
+	b, err := os.ReadFile(idx)
+	if err != nil {
+		if s.opts.Offline {
+			return nil, fmt.Errorf("URL %s is not in the cache %s (offline)", safeURL(u), s.cache.dir)
+		}
+		return nil, nil
+	}
+	h, err := v1.NewHash(strings.TrimSpace(string(b)))
+	if err == nil {
+		var p string
+		if p, err = s.cache.get(h); err == nil && p == "" {
+			err = fmt.Errorf("cached content %s missing", h)
+		}
+		if err == nil {
+			// A copy cached before verification existed may be bad.
+			if err = s.verifyDownload(canonical, p); err == nil {
+				s.tally(blobStat{cached: true})
+				return os.Open(p)
+			}
+		}
+	}
+	if s.opts.Offline {
+		return nil, fmt.Errorf("URL %s: cached copy unusable (offline): %w", safeURL(u), err)
+	}
+	return nil, nil // online: download again
 }
 
 // safeURL renders u for errors and logs: userinfo and every query value masked, since
@@ -239,4 +186,81 @@ type tooLargeError struct {
 
 func (e *tooLargeError) Error() string {
 	return fmt.Sprintf("URL %s: body larger than %d bytes (--max-image-size)", e.url, e.limit)
+}
+
+// download fetches u once into the cache, verified; the caller retries.
+func (s *Source) download(ctx context.Context, canonical, u *url.URL, idx string) (*os.File, error) {
+	tmp, err := s.getToTemp(ctx, u)
+	if err != nil {
+		return nil, err
+	}
+	defer os.Remove(tmp.Name())
+	defer tmp.Close()
+	// Only a download that verifies is cached: a corrupted one would fail every later run.
+	if err := s.verifyDownload(canonical, tmp.Name()); err != nil {
+		return nil, err
+	}
+	if _, err := tmp.Seek(0, io.SeekStart); err != nil {
+		return nil, err
+	}
+	h, _, err := v1.SHA256(tmp)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := tmp.Seek(0, io.SeekStart); err != nil {
+		return nil, err
+	}
+	p, n, err := s.cache.put(h, tmp)
+	if err != nil {
+		return nil, err
+	}
+	s.tally(blobStat{fetched: n}) // a URL download counts in Totals like a blob
+	if err := s.cache.writeFile(idx, []byte(h.String()+"\n")); err != nil {
+		return nil, err
+	}
+	return os.Open(p)
+}
+
+// getToTemp GETs u into a temporary file, refusing bodies over --max-image-size (a hostile
+// or misconfigured server must not fill the disk; not retried) and short bodies.
+func (s *Source) getToTemp(ctx context.Context, u *url.URL) (*os.File, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := s.client.Do(req)
+	if err != nil {
+		// url.Error prints the URL with its query, which may carry a token.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			return nil, fmt.Errorf("GET %s: %w", safeURL(u), ue.Err)
+		}
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, &httpStatusError{url: safeURL(u), code: resp.StatusCode}
+	}
+	limit := s.opts.MaxImageSize
+	if resp.ContentLength > limit {
+		return nil, &tooLargeError{url: safeURL(u), limit: limit}
+	}
+	tmp, err := os.CreateTemp("", "lvms-rebase-url-")
+	if err != nil {
+		return nil, err
+	}
+	n, err := io.Copy(tmp, io.LimitReader(resp.Body, limit+1))
+	switch {
+	case err != nil:
+	case n > limit:
+		err = &tooLargeError{url: safeURL(u), limit: limit}
+	case resp.ContentLength >= 0 && n != resp.ContentLength:
+		err = fmt.Errorf("short body (%d of %d bytes): %w", n, resp.ContentLength, io.ErrUnexpectedEOF)
+	}
+	if err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return nil, err
+	}
+	return tmp, nil
 }

@@ -64,34 +64,7 @@ func TestCanaryCredentials(t *testing.T) {
 	code, out, errOut = e.run(dir, "--check", "-o", "json")
 	collect("check", code, 0, out, errOut)
 
-	idms := filepath.Join(t.TempDir(), "idms.yaml")
-	os.WriteFile(idms, []byte("kind: ImageDigestMirrorSet\nspec:\n  imageDigestMirrors:\n  - source: registry.redhat.io/lvms4\n    mirrors: [\""+cred+host+"/registry.redhat.io/lvms4\"]\n"), 0o644)
-	icsp := filepath.Join(t.TempDir(), "icsp.yaml")
-	os.WriteFile(icsp, []byte("kind: ImageContentSourcePolicy\nspec:\n  repositoryDigestMirrors:\n  - source: quay.io\n    mirrors: [\"https://"+cred+"mirror.local/q?token="+canaryToken+"\"]\n"), 0o644)
-	bad := "/registry.redhat.io/lvms4/lvms-operator-bundle:v4.18.0"
-	failing := []struct {
-		args []string
-		code int
-	}{
-		{[]string{"--snapshot-assets", strings.Replace(assets, "{commit}", "{commit}-missing", 1)}, ExitError},
-		{[]string{"--snapshot-assets", "http://" + canaryUser + ":" + canaryPass + "/x@" + host + "/a/{commit}.tar.gz"}, ExitError},
-		{[]string{"--mirror", "quay.io=" + cred + host + "/quay.io"}, ExitUsage},
-		{[]string{"--mirror", "https://" + cred + "quay.io=" + host + "/quay.io"}, ExitUsage},
-		{[]string{"--idms-file", idms}, ExitError},
-		{[]string{"--idms-file", icsp}, ExitError},
-		{[]string{"--lvms-bundle", cred + host + bad}, ExitUsage},
-		{[]string{"--lvms-bundle", "https://" + cred + host + bad + "?token=" + canaryToken}, ExitUsage},
-		{[]string{"--lvms-bundle-repo", cred + host + "/registry.redhat.io/lvms4/lvms-operator-bundle"}, ExitUsage},
-		{[]string{"--ocp-release", cred + host + "/quay.io/openshift-release-dev/ocp-release:4.18.0-{arch}"}, ExitUsage},
-		{[]string{"--ocp-release-x86_64", cred + host + "/q:1", "--ocp-release-aarch64", "docker://" + cred + host + "/q:1"}, ExitUsage},
-		{[]string{"--ocp-release-repo", cred + host + "/quay.io/openshift-release-dev/ocp-release"}, ExitUsage},
-	}
-	for _, f := range failing {
-		for _, format := range []string{"text", "json"} {
-			code, out, errOut := e.run(t.TempDir(), append([]string{"--ocp", "4.18", "--allow-base-mismatch", "--dry-run", "--log-format", format, "-o", format, "--timeout", "20s"}, f.args...)...)
-			collect(strings.Join(f.args, " "), code, f.code, out, errOut)
-		}
-	}
+	canaryFailures(t, e, cred, assets, collect)
 	// apply: a kubeconfig whose server URL carries credentials and a token.
 	kc := filepath.Join(t.TempDir(), "kubeconfig")
 	os.WriteFile(kc, []byte(`apiVersion: v1
@@ -128,6 +101,40 @@ current-context: c
 	lock, _ := os.ReadFile(filepath.Join(dir, "scripts/auto-rebase/lvms-rebase.lock.yaml"))
 	if !strings.Contains(string(lock), "source: http://"+host+testregistry.SnapshotArchivePrefix+"{commit}.tar.gz\n") {
 		t.Errorf("lock does not record the stripped source:\n%s", lock)
+	}
+}
+
+// canaryFailures runs each credential-carrying input in a run that fails (usage errors,
+// bad mirrors, unparseable references, a missing archive), in text and JSON.
+func canaryFailures(t *testing.T, e *e2e, cred, assets string, collect func(string, int, int, string, string)) {
+	host := e.reg.Host()
+	idms := filepath.Join(t.TempDir(), "idms.yaml")
+	os.WriteFile(idms, []byte("kind: ImageDigestMirrorSet\nspec:\n  imageDigestMirrors:\n  - source: registry.redhat.io/lvms4\n    mirrors: [\""+cred+host+"/registry.redhat.io/lvms4\"]\n"), 0o644)
+	icsp := filepath.Join(t.TempDir(), "icsp.yaml")
+	os.WriteFile(icsp, []byte("kind: ImageContentSourcePolicy\nspec:\n  repositoryDigestMirrors:\n  - source: quay.io\n    mirrors: [\"https://"+cred+"mirror.local/q?token="+canaryToken+"\"]\n"), 0o644)
+	bad := "/registry.redhat.io/lvms4/lvms-operator-bundle:v4.18.0"
+	failing := []struct {
+		args []string
+		code int
+	}{
+		{[]string{"--snapshot-assets", strings.Replace(assets, "{commit}", "{commit}-missing", 1)}, ExitError},
+		{[]string{"--snapshot-assets", "http://" + canaryUser + ":" + canaryPass + "/x@" + host + "/a/{commit}.tar.gz"}, ExitError},
+		{[]string{"--mirror", "quay.io=" + cred + host + "/quay.io"}, ExitUsage},
+		{[]string{"--mirror", "https://" + cred + "quay.io=" + host + "/quay.io"}, ExitUsage},
+		{[]string{"--idms-file", idms}, ExitError},
+		{[]string{"--idms-file", icsp}, ExitError},
+		{[]string{"--lvms-bundle", cred + host + bad}, ExitUsage},
+		{[]string{"--lvms-bundle", "https://" + cred + host + bad + "?token=" + canaryToken}, ExitUsage},
+		{[]string{"--lvms-bundle-repo", cred + host + "/registry.redhat.io/lvms4/lvms-operator-bundle"}, ExitUsage},
+		{[]string{"--ocp-release", cred + host + "/quay.io/openshift-release-dev/ocp-release:4.18.0-{arch}"}, ExitUsage},
+		{[]string{"--ocp-release-x86_64", cred + host + "/q:1", "--ocp-release-aarch64", "docker://" + cred + host + "/q:1"}, ExitUsage},
+		{[]string{"--ocp-release-repo", cred + host + "/quay.io/openshift-release-dev/ocp-release"}, ExitUsage},
+	}
+	for _, f := range failing {
+		for _, format := range []string{"text", "json"} {
+			code, out, errOut := e.run(t.TempDir(), append([]string{"--ocp", "4.18", "--allow-base-mismatch", "--dry-run", "--log-format", format, "-o", format, "--timeout", "20s"}, f.args...)...)
+			collect(strings.Join(f.args, " "), code, f.code, out, errOut)
+		}
 	}
 }
 
