@@ -14,7 +14,7 @@ KUBEBUILDER_ASSETS ?= $(TOOLS_DIR)/k8s-$(K8S_VERSION)-etcd-$(ETCD_VERSION)
 export KUBEBUILDER_ASSETS
 GOTEST_FLAGS ?=
 
-.PHONY: help build test test-unit control-plane demo verify bench fixtures clean fuzz
+.PHONY: help build test test-unit test-compat control-plane demo verify bench fixtures clean fuzz
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -28,9 +28,14 @@ control-plane: ## build etcd + kube-apiserver for the applier tests (cached by v
 test: control-plane ## run every test, including the applier against a real kube-apiserver
 	CGO_ENABLED=0 $(GO) build ./...
 	$(GO) test $(GOTEST_FLAGS) ./...
+	cd applier && CGO_ENABLED=0 $(GO) build ./... && $(GO) test $(GOTEST_FLAGS) ./...
 
 test-unit: ## run the tests that need no control plane
 	$(GO) test $(GOTEST_FLAGS) -short ./...
+	cd applier && $(GO) test $(GOTEST_FLAGS) -short ./...
+
+test-compat: ## build, vet and -short test the applier module with client-go v0.30, v0.33, v0.36, v0.37
+	hack/test-compat.sh
 
 demo: build ## run the main job on the bundled fixtures over a loopback registry
 	$(GO) build -o _output/bin/dev-registry ./hack/dev-registry
@@ -39,6 +44,7 @@ demo: build ## run the main job on the bundled fixtures over a loopback registry
 verify: ## gofmt, go vet, go mod tidy and generated files
 	hack/verify-gofmt.sh
 	$(GO) vet ./...
+	cd applier && $(GO) vet ./...
 	hack/verify-gomod.sh
 	hack/verify-fixtures.sh
 

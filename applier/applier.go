@@ -22,8 +22,6 @@ import (
 	"time"
 
 	"k8s.io/client-go/rest"
-
-	"github.com/lvms-rebase/lvms-rebase/release"
 )
 
 // Defaults for Options fields left empty.
@@ -303,7 +301,7 @@ func prepare(ctx context.Context, o Options) (*plan, error) {
 		if err != nil {
 			return nil, fmt.Errorf("release images: %w", err)
 		}
-		if _, images, err = release.Images(rel, o.Arch); err != nil {
+		if images, err = ReleaseImages(rel, o.Arch); err != nil {
 			return nil, fmt.Errorf("assets %s/: %w", ReleaseDir, err)
 		}
 	}

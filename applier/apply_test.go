@@ -27,7 +27,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 
-	"github.com/lvms-rebase/lvms-rebase/internal/controlplane"
+	"github.com/lvms-rebase/lvms-rebase/applier/internal/controlplane"
 )
 
 // counter records the requests a rest.Config sends; everything but GET is a write.

@@ -14,7 +14,6 @@ import (
 	"strings"
 	"text/template"
 
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -220,9 +219,6 @@ var typedScheme = func() *runtime.Scheme {
 	if err := scheme.AddToScheme(s); err != nil {
 		panic(err)
 	}
-	if err := apiextensionsv1.AddToScheme(s); err != nil {
-		panic(err)
-	}
 	return s
 }()
 
@@ -234,7 +230,12 @@ func sanitize(u *unstructured.Unstructured) (*unstructured.Unstructured, error) 
 	gvk := u.GroupVersionKind()
 	typed, err := typedScheme.New(gvk)
 	if err != nil {
-		return u, nil // custom resource: applied as written
+		// CRDs and custom resources: applied as written, minus what the API server owns or
+		// drops (status, nulls such as creationTimestamp), so the live object can contain it.
+		out := u.DeepCopy()
+		delete(out.Object, "status")
+		dropNulls(out.Object)
+		return out, nil
 	}
 	raw, err := json.Marshal(u.Object)
 	if err != nil {

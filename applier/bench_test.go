@@ -15,7 +15,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/yaml"
 
-	"github.com/lvms-rebase/lvms-rebase/internal/controlplane"
+	"github.com/lvms-rebase/lvms-rebase/applier/internal/controlplane"
 )
 
 // BenchmarkFirstApply compares a first apply of the LVMS-era assets by the applier with
@@ -26,7 +26,7 @@ func BenchmarkFirstApply(b *testing.B) {
 	for _, era := range []string{"4.17", "4.18"} {
 		b.Run(era+"/applier", func(b *testing.B) {
 			o := benchOptions(b, era)
-			for b.Loop() {
+			for i := 0; i < b.N; i++ {
 				b.StopTimer()
 				cp := startCP(b)
 				o.RESTConfig = cp.Config
@@ -46,7 +46,7 @@ func BenchmarkFirstApply(b *testing.B) {
 				b.Skip("kubectl not installed")
 			}
 			crds, rest := renderForKubectl(b, benchOptions(b, era))
-			for b.Loop() {
+			for i := 0; i < b.N; i++ {
 				b.StopTimer()
 				cp := startCP(b)
 				kc := writeKubeconfig(b, cp.Config)
@@ -76,7 +76,7 @@ func BenchmarkSecondApply(b *testing.B) {
 			}
 			var c counter
 			o.RESTConfig = c.wrap(cp.Config)
-			for b.Loop() {
+			for i := 0; i < b.N; i++ {
 				if _, err := Apply(context.Background(), o); err != nil {
 					b.Fatal(err)
 				}
@@ -97,7 +97,7 @@ func BenchmarkSecondApply(b *testing.B) {
 			run(b, kubectl, "--kubeconfig", kc, "apply", "--server-side", "-f", crds)
 			run(b, kubectl, "--kubeconfig", kc, "wait", "--for", "condition=Established", "--timeout", "60s", "-f", crds)
 			run(b, kubectl, "--kubeconfig", kc, "apply", "--server-side", "-f", rest)
-			for b.Loop() {
+			for i := 0; i < b.N; i++ {
 				run(b, kubectl, "--kubeconfig", kc, "apply", "--server-side", "-f", crds)
 				run(b, kubectl, "--kubeconfig", kc, "apply", "--server-side", "-f", rest)
 			}

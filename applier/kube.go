@@ -8,9 +8,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"net/http"
 	"reflect"
 	"strings"
+	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -22,6 +25,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 
 	"github.com/lvms-rebase/lvms-rebase/internal/redact"
@@ -44,7 +48,7 @@ func connect(ctx context.Context, o Options) (*kube, error) {
 	if cfg.UserAgent == "" {
 		cfg.UserAgent = FieldManager
 	}
-	if cfg.WarningHandler == nil && cfg.WarningHandlerWithContext == nil {
+	if cfg.WarningHandler == nil {
 		cfg.WarningHandler = slogWarnings{o.Logger}
 	}
 	if cfg.QPS == 0 && cfg.RateLimiter == nil {
@@ -52,7 +56,12 @@ func connect(ctx context.Context, o Options) (*kube, error) {
 		// throttling; kubectl uses the same 50/300.
 		cfg.QPS, cfg.Burst = 50, 300
 	}
-	disc, err := discovery.NewDiscoveryClientForConfig(&cfg)
+	// Discovery and the RESTMapper call the API with context.TODO() before client-go 0.37, so
+	// their requests are bound to this Apply's ctx here: a server that accepts connections but
+	// never answers must not hold Apply past the caller's deadline.
+	dcfg := rest.CopyConfig(&cfg)
+	dcfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return ctxRoundTripper{ctx: ctx, next: rt} })
+	disc, err := discovery.NewDiscoveryClientForConfig(dcfg)
 	if err != nil {
 		return nil, redact.Error(fmt.Errorf("creating discovery client for %s: %w", cfg.Host, err))
 	}
@@ -62,10 +71,7 @@ func connect(ctx context.Context, o Options) (*kube, error) {
 	}
 	delay := 100 * time.Millisecond
 	for attempt := 1; ; attempt++ {
-		// The WithContext variants throughout: the plain discovery and RESTMapper calls use
-		// context.TODO(), so a server that accepts connections but never answers would hold Apply
-		// past the caller's deadline.
-		_, err := disc.ServerVersionWithContext(ctx)
+		_, err := disc.ServerVersion()
 		if err == nil {
 			break
 		}
@@ -120,9 +126,9 @@ func (k *kube) resource(ctx context.Context, gvk schema.GroupVersionKind, ns str
 	var mapping *meta.RESTMapping
 	var lastErr error
 	err := k.poll(ctx, k.o.WaitTimeout, k.shortPoll(), func() (bool, error) {
-		m, err := k.mapper.RESTMappingWithContext(ctx, gvk.GroupKind(), gvk.Version)
+		m, err := k.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 		if meta.IsNoMatchError(err) && wait {
-			k.mapper.ResetWithContext(ctx) // a CRD applied moments ago may not be in discovery yet
+			k.mapper.Reset() // a CRD applied moments ago may not be in discovery yet
 			return false, nil
 		}
 		if err != nil && transient(err) {
@@ -369,7 +375,7 @@ func (k *kube) waitEstablished(ctx context.Context, crds []object) error {
 			return fmt.Errorf("waiting for CRD %s to be established (%s): %w", name, last, err)
 		}
 	}
-	k.mapper.ResetWithContext(ctx)
+	k.mapper.Reset()
 	return nil
 }
 
@@ -561,6 +567,40 @@ func permanentConnectError(err error) bool {
 	var hostname x509.HostnameError
 	var invalid x509.CertificateInvalidError
 	return errors.As(err, &unknownAuthority) || errors.As(err, &hostname) || errors.As(err, &invalid)
+}
+
+// ctxRoundTripper ends requests when the Apply's context ends, on top of their own context:
+// client-go's discovery (before 0.37) uses context.TODO() with a 32 s timeout.
+type ctxRoundTripper struct {
+	ctx  context.Context
+	next http.RoundTripper
+}
+
+func (c ctxRoundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
+	ctx, cancel := context.WithCancelCause(r.Context())
+	stop := context.AfterFunc(c.ctx, func() { cancel(context.Cause(c.ctx)) })
+	done := func() { stop(); cancel(nil) }
+	resp, err := c.next.RoundTrip(r.WithContext(ctx))
+	if err != nil {
+		done()
+		return nil, err
+	}
+	// The body is read after RoundTrip returns; the merged context lives until it is closed.
+	resp.Body = &closeHook{ReadCloser: resp.Body, onClose: done}
+	return resp, nil
+}
+
+// closeHook runs onClose once the body is closed.
+type closeHook struct {
+	io.ReadCloser
+	once    sync.Once
+	onClose func()
+}
+
+func (c *closeHook) Close() error {
+	err := c.ReadCloser.Close()
+	c.once.Do(c.onClose)
+	return err
 }
 
 // slogWarnings sends API warnings (deprecated fields, dropped unknown fields) to the logger

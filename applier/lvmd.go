@@ -134,7 +134,7 @@ func unknownKey(prefix string, m map[string]any, allowed []string) error {
 
 func stripComments(data []byte) []byte {
 	var out []byte
-	for line := range bytes.Lines(data) {
+	for _, line := range bytes.SplitAfter(data, []byte("\n")) {
 		if t := bytes.TrimSpace(line); len(t) > 0 && t[0] != '#' && !bytes.Equal(t, []byte("---")) {
 			out = append(out, line...)
 		}

@@ -3,10 +3,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-cp go.mod go.sum "$tmp/"
-go mod tidy
-if ! diff -u "$tmp/go.mod" go.mod || ! diff -u "$tmp/go.sum" go.sum; then
-  cp "$tmp/go.mod" "$tmp/go.sum" .
-  echo "go.mod/go.sum are not tidy; fix: go mod tidy"
-  exit 1
-fi
+# The root module and the applier module (its own go.mod, imported by MicroShift).
+for mod in . applier; do
+  mkdir -p "$tmp/$mod"
+  cp "$mod/go.mod" "$mod/go.sum" "$tmp/$mod/"
+  (cd "$mod" && go mod tidy)
+  if ! diff -u "$tmp/$mod/go.mod" "$mod/go.mod" || ! diff -u "$tmp/$mod/go.sum" "$mod/go.sum"; then
+    cp "$tmp/$mod/go.mod" "$tmp/$mod/go.sum" "$mod/"
+    echo "$mod: go.mod/go.sum are not tidy; fix: (cd $mod && go mod tidy)"
+    exit 1
+  fi
+done
