@@ -21,6 +21,7 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 )
 
@@ -71,6 +72,10 @@ type Options struct {
 	DeleteTimeout time.Duration
 	// PollInterval is how often waits poll; default 1 second.
 	PollInterval time.Duration
+	// Prune, with storage.driver "none", deletes the storage objects a previous start deployed
+	// (workloads, RBAC, webhooks; never CRDs, volumes, claims, StorageClasses or the LVMCluster).
+	// Without it they are only reported in Result.Remaining.
+	Prune bool
 }
 
 // ObjectRef names one API object.
@@ -101,10 +106,42 @@ type Skip struct {
 	Reason string
 }
 
+// Component names in Result.Components and ComponentError.
+const (
+	StorageComponent  = "storage"
+	SnapshotComponent = "csi-snapshot-controller"
+)
+
+// ComponentResult is the outcome of one component. A failed component does not stop the other.
+type ComponentResult struct {
+	Name string
+	// Enabled is whether the configuration asked for the component.
+	Enabled bool
+	// Err is why the component failed; nil when it was applied (or is disabled).
+	Err error
+}
+
+// ComponentError is one component's failure as returned by Apply (joined when both fail).
+// errors.As on Apply's error finds it, and through it the cause, such as an *LvmdError.
+type ComponentError struct {
+	Component string
+	Err       error
+}
+
+func (e *ComponentError) Error() string { return e.Component + ": " + e.Err.Error() }
+func (e *ComponentError) Unwrap() error { return e.Err }
+
 // Result reports what Apply did, each list in apply order.
 type Result struct {
-	// Era is the storage era the assets belong to ("" for snapshot-only assets).
+	// Era is the storage era the assets belong to.
 	Era Era
+	// Version is the LVMS version the assets ship (kube-public/lvms-version), when they do.
+	Version string
+	// Components has one entry per component, storage first.
+	Components []ComponentResult
+	// Remaining are storage objects still on the cluster although storage.driver is "none"
+	// (Options.Prune deletes them instead).
+	Remaining []ObjectRef
 	// Plan is the outcome of the configuration gates.
 	Plan Plan
 	// Lvmd is where the lvmd configuration came from. LvmdChecksum is the SHA-256 of the deployed
@@ -146,35 +183,48 @@ func Apply(ctx context.Context, opts Options) (*Result, error) {
 	for _, w := range res.Warnings {
 		o.Logger.Warn(w)
 	}
-	if pl.era != nil && pl.era.runtimeLvmdCopy && res.Plan.Storage {
-		// MicroShift copies a user file world-readable but writes generated defaults 0600.
-		mode := os.FileMode(0o644)
-		if res.Lvmd.Path == "" {
-			mode = 0o600
-		}
-		changed, err := WriteFileAtomic(o.RuntimeLvmdPath, pl.lvmdCanonical, mode)
+	if pl.storageErr != nil {
+		o.Logger.Error("storage driver not deployed", "error", pl.storageErr)
+	}
+	if pl.era.runtimeLvmdCopy && res.Plan.Storage {
+		changed, err := WriteFileAtomic(o.RuntimeLvmdPath, pl.runtimeLvmd, pl.runtimeMode)
 		if err != nil {
-			return res, fmt.Errorf("writing runtime lvmd copy: %w", err)
+			pl.failStorage(fmt.Errorf("writing runtime lvmd copy: %w", err))
 		}
 		res.RuntimeLvmdWritten = changed
 	}
-	if len(pl.objects) == 0 && len(pl.deletes) == 0 {
+	comps := pl.components()
+	if len(pl.objects) == 0 && len(pl.deletes) == 0 && len(pl.pruneCandidates) == 0 {
 		o.Logger.Info("no storage objects to apply")
-		return res, nil
+		return res, res.finish(comps)
 	}
 	k, err := connect(ctx, o)
 	if err != nil {
 		return res, err
 	}
-	if err := k.run(ctx, pl, res); err != nil {
-		return res, err
+	k.run(ctx, pl, res, comps)
+	return res, res.finish(comps)
+}
+
+// components lists the two components' gates and prepare-time failures.
+func (pl *plan) components() []*ComponentResult {
+	p := pl.result.Plan
+	return []*ComponentResult{
+		{Name: StorageComponent, Enabled: p.Storage || pl.storageErr != nil, Err: pl.storageErr},
+		{Name: SnapshotComponent, Enabled: p.SnapshotController || p.SnapshotWebhook},
 	}
-	if o.Wait {
-		if err := k.waitReady(ctx, pl.ready); err != nil {
-			return res, err
+}
+
+// finish records the component results and returns their failures joined, nil when none failed.
+func (r *Result) finish(comps []*ComponentResult) error {
+	var errs []error
+	for _, c := range comps {
+		r.Components = append(r.Components, *c)
+		if c.Err != nil {
+			errs = append(errs, &ComponentError{Component: c.Name, Err: c.Err})
 		}
 	}
-	return res, nil
+	return errors.Join(errs...)
 }
 
 func withDefaults(o Options) (Options, error) {
@@ -216,12 +266,22 @@ func withDefaults(o Options) (Options, error) {
 
 // plan is everything decided before the API is contacted.
 type plan struct {
-	era           *eraSpec
-	result        *Result
+	era    *eraSpec
+	result *Result
+	// runtimeLvmd is the LVMS runtime copy: the user's file as written, or the generated defaults.
+	runtimeLvmd   []byte
+	runtimeMode   os.FileMode
 	lvmdCanonical []byte
 	objects       []object    // rendered and gated, in apply order, CRDs first
 	deletes       []ObjectRef // legacy objects to remove
 	ready         []ObjectRef
+	// storageErr fails the storage component before the API is contacted (bad lvmd config).
+	storageErr error
+	// pruneCandidates are the storage objects driver "none" reports and Prune deletes.
+	pruneCandidates []ObjectRef
+	// thinDefault is the default device class when it is thin: it gets a default
+	// VolumeSnapshotClass.
+	thinDefault string
 }
 
 func prepare(ctx context.Context, o Options) (*plan, error) {
@@ -233,15 +293,16 @@ func prepare(ctx context.Context, o Options) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	pl := &plan{era: detectEra(shipped), result: &Result{}}
-	if pl.era != nil {
-		pl.result.Era = pl.era.era
+	era, err := identify(shipped)
+	if err != nil {
+		return nil, err
 	}
+	pl := &plan{era: era, result: &Result{Era: era.era, Version: assetsVersion(files)}}
 	_, lvmdErr := os.Stat(o.LvmdPath)
 	gates, err := Gates(GateInput{
 		Config:          o.Storage,
 		LvmdFilePresent: lvmdErr == nil,
-		WebhookShipped:  slices.ContainsFunc(shipped, snapshotWebhookObjects[0].sameObject),
+		WebhookShipped:  slices.ContainsFunc(shipped, SnapshotWebhookObjects[0].sameObject),
 	})
 	if err != nil {
 		return nil, err
@@ -249,52 +310,11 @@ func prepare(ctx context.Context, o Options) (*plan, error) {
 	res := pl.result
 	res.Plan = gates
 	res.Warnings = append(res.Warnings, gates.Warnings...)
-	if pl.era == nil {
-		res.Plan.Storage = false
+	if o.Prune && res.Plan.Storage {
+		return nil, fmt.Errorf("applier options: Prune removes the storage driver and requires storage.driver %q, got %q", DriverNone, o.Storage.Driver)
 	}
 
-	lvmdStr, socketName := "", DefaultSocketName
-	var vgs []string
-	if res.Plan.Storage {
-		// LVM on the host is a gate of its own, as in MicroShift: without it nothing storage-related
-		// is deployed, even when an lvmd file exists.
-		vgs, err = o.VolumeGroups.VolumeGroups(ctx)
-		if errors.Is(err, ErrNoLVM) {
-			res.Plan.Storage = false
-			res.Warnings = append(res.Warnings, "LVM is not installed; storage is not deployed: "+err.Error())
-		} else if err != nil {
-			return nil, fmt.Errorf("listing volume groups: %w", err)
-		}
-	}
-	if res.Plan.Storage {
-		cfg, src, err := LoadLvmd(ctx, o.LvmdPath, StaticVolumeGroups(vgs))
-		if err != nil {
-			return nil, err
-		} else {
-			res.Lvmd = src
-			o.Logger.Info("lvmd config", "source", src.Message)
-			if !cfg.Enabled() {
-				res.Plan.Storage = false
-				res.Warnings = append(res.Warnings, "lvmd config has no device classes ("+src.Message+"); storage is not deployed")
-			} else {
-				canon, err := cfg.Canonical()
-				if err != nil {
-					return nil, err
-				}
-				pl.lvmdCanonical = canon
-				lvmdStr, socketName = string(canon), cfg.SocketName
-				if pl.era.lvmdConfigMap != nil {
-					rendered, err := cfg.Rendered(src.Message)
-					if err != nil {
-						return nil, err
-					}
-					lvmdStr = string(rendered)
-				}
-				res.LvmdChecksum = Sha256sum(lvmdStr)
-			}
-		}
-	}
-
+	lvmdStr, socketName := pl.prepareLvmd(ctx, o)
 	images := o.Images
 	if images == nil {
 		rel, err := fs.Sub(o.Assets, ReleaseDir)
@@ -306,67 +326,174 @@ func prepare(ctx context.Context, o Options) (*plan, error) {
 		}
 	}
 	params := map[string]any{"ReleaseImage": images, "lvmd": lvmdStr, "SocketName": socketName}
-
+	if err := pl.render(files, params, lvmdStr); err != nil {
+		return nil, err
+	}
+	var storageFiles []rawFile
 	for _, f := range files {
-		if f.comp == compStorage && !res.Plan.Storage {
+		if f.comp == compStorage {
+			storageFiles = append(storageFiles, f)
+		}
+	}
+	storageRefs, _ := peek(storageFiles) // decoded without error above
+	pl.plan(o, storageRefs)
+	return pl, nil
+}
+
+// prepareLvmd reads the lvmd configuration when storage is wanted, and decides the storage gate's
+// remaining conditions: LVM on the host and at least one device class. An invalid lvmd file is
+// read and reported even without LVM, and fails only the storage component.
+func (pl *plan) prepareLvmd(ctx context.Context, o Options) (lvmdStr, socketName string) {
+	res := pl.result
+	socketName = DefaultSocketName
+	if !res.Plan.Storage {
+		return "", socketName
+	}
+	var userCfg *LvmdConfig
+	var userData []byte
+	if data, err := os.ReadFile(o.LvmdPath); err == nil {
+		if userCfg, err = ParseLvmd(o.LvmdPath, data); err != nil {
+			return pl.failStorage(err), socketName
+		}
+		userData = data
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return pl.failStorage(fmt.Errorf("reading lvmd config %s: %w", o.LvmdPath, err)), socketName
+	}
+	// LVM on the host is a gate of its own, as in MicroShift: without it nothing storage-related
+	// is deployed, even when an lvmd file exists.
+	vgs, err := o.VolumeGroups.VolumeGroups(ctx)
+	if errors.Is(err, ErrNoLVM) {
+		res.Plan.Storage = false
+		res.Warnings = append(res.Warnings, "LVM is not installed; storage is not deployed: "+err.Error())
+		return "", socketName
+	} else if err != nil {
+		return pl.failStorage(fmt.Errorf("listing volume groups: %w", err)), socketName
+	}
+	cfg, src := userCfg, LvmdSource{Path: o.LvmdPath, Message: "Read from " + o.LvmdPath}
+	if cfg == nil {
+		var msg string
+		cfg, msg = DefaultLvmd(vgs)
+		src = LvmdSource{Message: msg}
+	}
+	res.Lvmd = src
+	o.Logger.Info("lvmd config", "source", src.Message)
+	if !cfg.Enabled() {
+		res.Plan.Storage = false
+		res.Warnings = append(res.Warnings, "lvmd config has no device classes ("+src.Message+"); storage is not deployed")
+		return "", socketName
+	}
+	canon, err := cfg.Canonical()
+	if err != nil {
+		return pl.failStorage(err), socketName
+	}
+	pl.lvmdCanonical = canon
+	// The runtime copy keeps what the user wrote, comments included; MicroShift copies a user
+	// file world-readable but writes generated defaults 0600.
+	pl.runtimeLvmd, pl.runtimeMode = userData, 0o644
+	if userData == nil {
+		pl.runtimeLvmd, pl.runtimeMode = canon, 0o600
+	}
+	if dc := cfg.DefaultDeviceClass(); dc != nil && dc.Type == TypeThin {
+		pl.thinDefault = dc.Name
+	}
+	lvmdStr, socketName = string(pl.runtimeLvmd), cfg.SocketName
+	if pl.era.lvmdConfigMap != nil {
+		rendered, err := cfg.Rendered(src.Message)
+		if err != nil {
+			return pl.failStorage(err), socketName
+		}
+		lvmdStr = string(rendered)
+	}
+	res.LvmdChecksum = Sha256sum(lvmdStr)
+	return lvmdStr, socketName
+}
+
+// failStorage records a storage-only failure and turns the storage gate off for this run.
+func (pl *plan) failStorage(err error) string {
+	pl.storageErr = err
+	pl.result.Plan.Storage = false
+	return ""
+}
+
+// render executes the templates of the gated components and decodes their objects.
+func (pl *plan) render(files []rawFile, params map[string]any, lvmdStr string) error {
+	p := pl.result.Plan
+	for _, f := range files {
+		if f.comp == compStorage && !p.Storage {
 			continue
 		}
-		if f.comp == compSnapshot && !res.Plan.SnapshotController && !res.Plan.SnapshotWebhook {
+		if f.comp == compSnapshot && !p.SnapshotController && !p.SnapshotWebhook {
 			continue
 		}
 		out, err := render(f.path, f.data, params)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		docs, err := decodeDocs(f.path, out)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		for _, d := range docs {
-			ob := object{file: f.path, comp: f.comp, obj: d}
-			if f.comp == compSnapshot && d.GetKind() != "CustomResourceDefinition" {
-				ob.comp = compSnapshotController
-				if slices.ContainsFunc(snapshotWebhookObjects, ob.ref().sameObject) {
-					ob.comp = compSnapshotWebhook
-				}
+			if err := pl.add(f, d, lvmdStr); err != nil {
+				return err
 			}
-			if ob.comp == compSnapshotController && !res.Plan.SnapshotController ||
-				ob.comp == compSnapshotWebhook && !res.Plan.SnapshotWebhook {
-				continue
-			}
-			if kindRank(d.GetKind()) < 0 {
-				return nil, fmt.Errorf("asset %s: kind %s (%s) has no place in the declared apply order", f.path, d.GetKind(), d.GetName())
-			}
-			if ob.obj, err = sanitize(d); err != nil {
-				return nil, fmt.Errorf("asset %s: %w", f.path, err)
-			}
-			if cm := pl.era; cm != nil && cm.lvmdConfigMap != nil && ob.ref().sameObject(*cm.lvmdConfigMap) {
-				// The shipped ConfigMap is a placeholder: its data is replaced, not merged.
-				ob.obj.Object["data"] = map[string]any{cm.lvmdKey: lvmdStr}
-			}
-			if i := slices.IndexFunc(pl.objects, func(x object) bool { return x.ref().sameObject(ob.ref()) }); i >= 0 {
-				return nil, fmt.Errorf("assets %s and %s both define %s", pl.objects[i].file, f.path, ob.ref())
-			}
-			pl.objects = append(pl.objects, ob)
 		}
 	}
 	slices.SortStableFunc(pl.objects, func(a, b object) int { return kindRank(a.obj.GetKind()) - kindRank(b.obj.GetKind()) })
+	return nil
+}
 
-	if res.Plan.Storage {
+// add gates, sanitises and records one rendered object.
+func (pl *plan) add(f rawFile, d *unstructured.Unstructured, lvmdStr string) error {
+	p := pl.result.Plan
+	ob := object{file: f.path, comp: f.comp, obj: d}
+	if f.comp == compSnapshot && d.GetKind() != "CustomResourceDefinition" {
+		ob.comp = compSnapshotController
+		if slices.ContainsFunc(SnapshotWebhookObjects, ob.ref().sameObject) {
+			ob.comp = compSnapshotWebhook
+		}
+	}
+	if ob.comp == compSnapshotController && !p.SnapshotController || ob.comp == compSnapshotWebhook && !p.SnapshotWebhook {
+		return nil
+	}
+	if kindRank(d.GetKind()) < 0 {
+		return fmt.Errorf("asset %s: kind %s (%s) has no place in the declared apply order", f.path, d.GetKind(), d.GetName())
+	}
+	var err error
+	if ob.obj, err = sanitize(d); err != nil {
+		return fmt.Errorf("asset %s: %w", f.path, err)
+	}
+	if cm := pl.era; cm.lvmdConfigMap != nil && ob.ref().sameObject(*cm.lvmdConfigMap) {
+		// The shipped ConfigMap is a placeholder: its data is replaced, not merged.
+		ob.obj.Object["data"] = map[string]any{cm.lvmdKey: lvmdStr}
+	}
+	if i := slices.IndexFunc(pl.objects, func(x object) bool { return x.ref().sameObject(ob.ref()) }); i >= 0 {
+		return fmt.Errorf("assets %s and %s both define %s", pl.objects[i].file, f.path, ob.ref())
+	}
+	pl.objects = append(pl.objects, ob)
+	return nil
+}
+
+// plan fills in the declared deletions, readiness waits and prune candidates.
+func (pl *plan) plan(o Options, storageRefs []ObjectRef) {
+	p := pl.result.Plan
+	if p.Storage {
 		pl.deletes = append(pl.deletes, pl.era.legacy...)
 		pl.ready = append(pl.ready, pl.era.ready...)
 	}
-	if res.Plan.SnapshotController || res.Plan.SnapshotWebhook {
-		if !res.Plan.SnapshotWebhook {
-			pl.deletes = append(pl.deletes, snapshotWebhookObjects...)
+	if p.SnapshotController || p.SnapshotWebhook {
+		if !p.SnapshotWebhook {
+			pl.deletes = append(pl.deletes, SnapshotWebhookObjects...)
 		} else {
 			pl.ready = append(pl.ready, snapshotWebhookReady)
 		}
-		if res.Plan.SnapshotController {
+		if p.SnapshotController {
 			pl.ready = append(pl.ready, snapshotControllerReady)
 		}
 	}
-	return pl, nil
+	if o.Storage.Driver == DriverNone {
+		pl.pruneCandidates = pruneCandidates(pl.era, storageRefs)
+	}
 }
 
 // refs lists the planned objects in apply order.

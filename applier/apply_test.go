@@ -366,8 +366,8 @@ func TestUpgradeTopoLVMToLVMS(t *testing.T) {
 	o418 := testOptions(t, "4.18")
 	o418.LvmdPath, o418.RuntimeLvmdPath = o416.LvmdPath, o416.RuntimeLvmdPath
 	res = e.apply(o418)
-	if len(res.Deleted) != len(snapshotWebhookObjects) {
-		t.Errorf("4.18 deleted %v, want the %d snapshot webhook objects", refsNamed(res.Deleted), len(snapshotWebhookObjects))
+	if len(res.Deleted) != len(SnapshotWebhookObjects) {
+		t.Errorf("4.18 deleted %v, want the %d snapshot webhook objects", refsNamed(res.Deleted), len(SnapshotWebhookObjects))
 	}
 	e.assertNoop(o418, res)
 }
@@ -407,13 +407,22 @@ func TestDriverNone(t *testing.T) {
 	}
 }
 
-// Bad configuration is rejected before any request: the counting transport sees nothing.
+// Bad configuration and assets that identify no era are rejected before any request: the
+// counting transport sees nothing, so nothing is applied or deleted. (A bad lvmd.yaml fails only
+// the storage component: TestBadLvmdFailsStorageOnly.)
 func TestBadConfigAppliesNothing(t *testing.T) {
 	for name, mod := range map[string]func(o *Options){
-		"lvmd": func(o *Options) {
-			os.WriteFile(o.LvmdPath, []byte("device-classes:\n- name: a\n  volume-group: vg\n"), 0o644)
-		},
 		"storage": func(o *Options) { o.Storage.Driver = "topolvm" },
+		"prune with storage": func(o *Options) { o.Prune = true },
+		"no storage dir": func(o *Options) {
+			o.Assets = without(o.Assets, StorageDir+"/")
+		},
+		"no snapshot dir": func(o *Options) {
+			o.Assets = without(o.Assets, SnapshotDir+"/")
+		},
+		"no era marker": func(o *Options) {
+			o.Assets = without(o.Assets, StorageDir+"/lvms_default-lvmcluster.yaml")
+		},
 		"image":   func(o *Options) { o.Images = map[string]string{} },
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -46,9 +46,10 @@ var skippedFiles = map[string]string{
 	SnapshotDir + "/05_operand_rbac.yaml": "aggregate of the split RBAC files",
 }
 
-// snapshotWebhookObjects are the snapshot validation webhook's objects (4.14–4.17). They are
-// applied only when the webhook is requested and deleted otherwise, as 4.18 does.
-var snapshotWebhookObjects = []ObjectRef{
+// SnapshotWebhookObjects are the snapshot validation webhook's objects (4.14–4.17), declared
+// data: they are applied only when the webhook is requested and deleted otherwise, as 4.18 does
+// (MicroShift's deleteCSIWebhook).
+var SnapshotWebhookObjects = []ObjectRef{
 	{Group: "admissionregistration.k8s.io", Version: "v1", Kind: "ValidatingWebhookConfiguration", Name: "snapshot.storage.k8s.io"},
 	{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "kube-system", Name: "csi-snapshot-webhook"},
 	{Version: "v1", Kind: "Service", Namespace: "kube-system", Name: "csi-snapshot-webhook"},
@@ -122,11 +123,14 @@ func readAssets(fsys fs.FS) ([]rawFile, error) {
 	}{{SnapshotDir, compSnapshot}, {StorageDir, compStorage}} {
 		entries, err := fs.ReadDir(fsys, d.dir)
 		if errors.Is(err, fs.ErrNotExist) {
-			continue
+			// An incomplete tree (not rebased, or copied partly) must not be taken for one that
+			// ships nothing of a component: that would delete what the component deployed.
+			return nil, fmt.Errorf("assets: component directory %s is missing; expected the manifests lvms-rebase writes (nothing applied or deleted)", d.dir)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("reading assets %s: %w", d.dir, err)
 		}
+		n := len(files)
 		for _, e := range entries {
 			p := path.Join(d.dir, e.Name())
 			if e.IsDir() || !(strings.HasSuffix(p, ".yaml") || strings.HasSuffix(p, ".yml")) {
@@ -141,9 +145,9 @@ func readAssets(fsys fs.FS) ([]rawFile, error) {
 			}
 			files = append(files, rawFile{path: p, comp: d.comp, data: data})
 		}
-	}
-	if len(files) == 0 {
-		return nil, fmt.Errorf("assets: no YAML files under %s or %s", StorageDir, SnapshotDir)
+		if len(files) == n {
+			return nil, fmt.Errorf("assets: component directory %s has no YAML files (nothing applied or deleted)", d.dir)
+		}
 	}
 	return files, nil
 }

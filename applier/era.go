@@ -1,6 +1,11 @@
 package applier
 
-import "slices"
+import (
+	"fmt"
+	"slices"
+
+	"sigs.k8s.io/yaml"
+)
 
 // Era is the storage stack the assets deploy.
 type Era string
@@ -49,26 +54,8 @@ var eras = []eraSpec{
 		era:             EraLVMS,
 		marker:          ObjectRef{Group: "lvm.topolvm.io", Version: "v1alpha1", Kind: "LVMCluster", Namespace: StorageNamespace, Name: "lvms"},
 		runtimeLvmdCopy: true,
-		// MicroShift 4.17's deleteLegacyResources list. The namespace, StorageClass
-		// topolvm-provisioner, CSIDriver topolvm.io, the logicalvolumes CRD (and so the volumes) and
-		// lvms-version stay: LVMS reuses them.
-		legacy: []ObjectRef{
-			deploymentRef(StorageNamespace, "topolvm-controller"),
-			daemonSetRef(StorageNamespace, "topolvm-node"),
-			rbac("ClusterRoleBinding", "", "topolvm-node-scc"),
-			rbac("ClusterRoleBinding", "", "topolvm-node"),
-			rbac("ClusterRoleBinding", "", "topolvm-controller"),
-			rbac("RoleBinding", StorageNamespace, "topolvm-controller"),
-			rbac("Role", StorageNamespace, "topolvm-controller"),
-			rbac("ClusterRole", "", "topolvm-controller"),
-			rbac("ClusterRole", "", "topolvm-node-scc"),
-			rbac("ClusterRole", "", "topolvm-node"),
-			{Version: "v1", Kind: "ServiceAccount", Namespace: StorageNamespace, Name: "topolvm-controller"},
-			{Version: "v1", Kind: "ServiceAccount", Namespace: StorageNamespace, Name: "topolvm-node"},
-			{Version: "v1", Kind: "ConfigMap", Namespace: StorageNamespace, Name: "lvmd"},
-			{Group: "security.openshift.io", Version: "v1", Kind: "SecurityContextConstraints", Name: "topolvm-node"},
-		},
-		ready: []ObjectRef{deploymentRef(StorageNamespace, "lvms-operator"), daemonSetRef(StorageNamespace, "vg-manager")},
+		legacy:          LegacyTopoLVMObjects,
+		ready:           []ObjectRef{deploymentRef(StorageNamespace, "lvms-operator"), daemonSetRef(StorageNamespace, "vg-manager")},
 	},
 	{
 		era:           EraTopoLVM,
@@ -79,19 +66,102 @@ var eras = []eraSpec{
 	},
 }
 
+// LegacyTopoLVMObjects are the TopoLVM objects the LVMS era deletes (MicroShift 4.17's
+// deleteLegacyResources list), declared data. The namespace, StorageClass topolvm-provisioner,
+// CSIDriver topolvm.io, the logicalvolumes CRD (and so the volumes) and lvms-version stay: LVMS
+// reuses them.
+var LegacyTopoLVMObjects = []ObjectRef{
+	deploymentRef(StorageNamespace, "topolvm-controller"),
+	daemonSetRef(StorageNamespace, "topolvm-node"),
+	rbac("ClusterRoleBinding", "", "topolvm-node-scc"),
+	rbac("ClusterRoleBinding", "", "topolvm-node"),
+	rbac("ClusterRoleBinding", "", "topolvm-controller"),
+	rbac("RoleBinding", StorageNamespace, "topolvm-controller"),
+	rbac("Role", StorageNamespace, "topolvm-controller"),
+	rbac("ClusterRole", "", "topolvm-controller"),
+	rbac("ClusterRole", "", "topolvm-node-scc"),
+	rbac("ClusterRole", "", "topolvm-node"),
+	{Version: "v1", Kind: "ServiceAccount", Namespace: StorageNamespace, Name: "topolvm-controller"},
+	{Version: "v1", Kind: "ServiceAccount", Namespace: StorageNamespace, Name: "topolvm-node"},
+	{Version: "v1", Kind: "ConfigMap", Namespace: StorageNamespace, Name: "lvmd"},
+	{Group: "security.openshift.io", Version: "v1", Kind: "SecurityContextConstraints", Name: "topolvm-node"},
+}
+
 // snapshotReady are the snapshot workloads the readiness wait watches, per component.
 var (
 	snapshotControllerReady = deploymentRef("kube-system", "csi-snapshot-controller")
 	snapshotWebhookReady    = deploymentRef("kube-system", "csi-snapshot-webhook")
 )
 
-// detectEra picks the era whose marker object the assets ship; nil when the assets have no
-// storage component (a snapshot-only tree).
-func detectEra(refs []ObjectRef) *eraSpec {
+// snapshotMarker is the object every snapshot component tree ships.
+var snapshotMarker = deploymentRef("kube-system", "csi-snapshot-controller")
+
+// identify picks the era whose marker object the assets ship. Assets that identify no era, or
+// whose snapshot tree lacks the controller, are an error: deletions are declared per era, so
+// nothing may be deleted (or applied) on a guess.
+func identify(refs []ObjectRef) (*eraSpec, error) {
+	if !slices.ContainsFunc(refs, snapshotMarker.sameObject) {
+		return nil, fmt.Errorf("assets %s: no %s; the tree is not one lvms-rebase wrote (nothing applied or deleted)", SnapshotDir, snapshotMarker)
+	}
 	for i := range eras {
 		if slices.ContainsFunc(refs, eras[i].marker.sameObject) {
-			return &eras[i]
+			return &eras[i], nil
 		}
 	}
-	return nil
+	return nil, fmt.Errorf("assets %s identify no storage era: expected %s (LVMS, 4.17+) or %s (TopoLVM, up to 4.16); nothing applied or deleted",
+		StorageDir, eras[0].marker, eras[1].marker)
+}
+
+// versionConfigMap is where the assets record the LVMS version (4.15+).
+var versionConfigMap = ObjectRef{Version: "v1", Kind: "ConfigMap", Namespace: "kube-public", Name: "lvms-version"}
+
+// assetsVersion returns data.version of the shipped lvms-version ConfigMap, "" without one.
+func assetsVersion(files []rawFile) string {
+	for _, f := range files {
+		if f.comp != compStorage {
+			continue
+		}
+		docs, err := decodeDocs(f.path, f.data)
+		if err != nil {
+			continue // peek has already accepted every file
+		}
+		for _, d := range docs {
+			if refOf(d).sameObject(versionConfigMap) {
+				var cm struct {
+					Data map[string]string `json:"data"`
+				}
+				if raw, err := yaml.Marshal(d.Object); err == nil && yaml.Unmarshal(raw, &cm) == nil {
+					return cm.Data["version"]
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// prunableKinds are what Prune removes of the storage driver: workloads, identities, RBAC,
+// services and webhooks. CRDs (and so LVMCluster and LogicalVolume data), the namespace holding
+// claims, StorageClasses, the CSIDriver and ConfigMaps are never pruned.
+var prunableKinds = []string{
+	"Deployment", "DaemonSet", "ServiceAccount", "Role", "RoleBinding", "ClusterRole",
+	"ClusterRoleBinding", "Service", "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration",
+	"SecurityContextConstraints",
+}
+
+// pruneCandidates are the storage objects of the assets' era and its legacy list, prunable kinds
+// only, in a deterministic order.
+func pruneCandidates(era *eraSpec, shipped []ObjectRef) []ObjectRef {
+	var out []ObjectRef
+	add := func(r ObjectRef) {
+		if slices.Contains(prunableKinds, r.Kind) && !slices.ContainsFunc(out, r.sameObject) {
+			out = append(out, r)
+		}
+	}
+	for _, r := range shipped {
+		add(r)
+	}
+	for _, r := range era.legacy {
+		add(r)
+	}
+	return out
 }

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -94,9 +95,49 @@ func connect(ctx context.Context, o Options) (*kube, error) {
 	}, nil
 }
 
-func (k *kube) run(ctx context.Context, pl *plan, res *Result) error {
-	var crds, rest []object
+// run applies the snapshot component, then the storage component, each with its own CRDs,
+// legacy deletions and objects. A failure is recorded on its component and the other still runs:
+// a broken storage driver must not keep the snapshot controller (or MicroShift) from starting.
+func (k *kube) run(ctx context.Context, pl *plan, res *Result, comps []*ComponentResult) {
+	storage, snapshot := comps[0], comps[1]
+	var storageObjs, snapshotObjs []object
 	for _, ob := range pl.objects {
+		if ob.comp == compStorage {
+			storageObjs = append(storageObjs, ob)
+		} else {
+			snapshotObjs = append(snapshotObjs, ob)
+		}
+	}
+	var storageDel, snapshotDel []ObjectRef
+	for _, r := range pl.deletes {
+		if slices.ContainsFunc(SnapshotWebhookObjects, r.sameObject) {
+			snapshotDel = append(snapshotDel, r)
+		} else {
+			storageDel = append(storageDel, r)
+		}
+	}
+	if snapshot.Err == nil && (len(snapshotObjs) > 0 || len(snapshotDel) > 0) {
+		snapshot.Err = k.runComponent(ctx, snapshotObjs, snapshotDel, res)
+	}
+	if storage.Err == nil && (len(storageObjs) > 0 || len(storageDel) > 0) {
+		storage.Err = k.runComponent(ctx, storageObjs, storageDel, res)
+		if storage.Err == nil && pl.thinDefault != "" {
+			storage.Err = k.ensureDefaultSnapshotClass(ctx, pl.thinDefault, res)
+		}
+	}
+	if len(pl.pruneCandidates) > 0 {
+		storage.Err = k.remaining(ctx, pl.pruneCandidates, res)
+	}
+	if k.o.Wait {
+		k.waitComponents(ctx, pl.ready, storage, snapshot)
+	}
+}
+
+// runComponent applies one component's CRDs, waits for them, deletes its declared legacy objects
+// and applies the rest.
+func (k *kube) runComponent(ctx context.Context, objs []object, deletes []ObjectRef, res *Result) error {
+	var crds, rest []object
+	for _, ob := range objs {
 		if ob.obj.GetKind() == "CustomResourceDefinition" {
 			crds = append(crds, ob)
 		} else {
@@ -111,7 +152,7 @@ func (k *kube) run(ctx context.Context, pl *plan, res *Result) error {
 	if err := k.waitEstablished(ctx, crds); err != nil {
 		return err
 	}
-	if err := k.deleteLegacy(ctx, pl.deletes, res); err != nil {
+	if err := k.deleteLegacy(ctx, deletes, res); err != nil {
 		return err
 	}
 	for _, ob := range rest {
@@ -120,6 +161,24 @@ func (k *kube) run(ctx context.Context, pl *plan, res *Result) error {
 		}
 	}
 	return nil
+}
+
+// waitComponents waits for the workloads of the components that applied without error.
+func (k *kube) waitComponents(ctx context.Context, ready []ObjectRef, storage, snapshot *ComponentResult) {
+	var storageReady, snapshotReady []ObjectRef
+	for _, r := range ready {
+		if r.Namespace == "kube-system" {
+			snapshotReady = append(snapshotReady, r)
+		} else {
+			storageReady = append(storageReady, r)
+		}
+	}
+	if snapshot.Err == nil && len(snapshotReady) > 0 {
+		snapshot.Err = k.waitReady(ctx, snapshotReady)
+	}
+	if storage.Err == nil && len(storageReady) > 0 {
+		storage.Err = k.waitReady(ctx, storageReady)
+	}
 }
 
 func (k *kube) resource(ctx context.Context, gvk schema.GroupVersionKind, ns string, wait bool) (dynamic.ResourceInterface, bool, error) {
@@ -346,7 +405,9 @@ func (k *kube) waitEstablished(ctx context.Context, crds []object) error {
 		return nil
 	}
 	gvr := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
-	k.crdKinds = map[schema.GroupKind]bool{}
+	if k.crdKinds == nil {
+		k.crdKinds = map[schema.GroupKind]bool{}
+	}
 	for _, c := range crds {
 		group, _, _ := unstructured.NestedString(c.obj.Object, "spec", "group")
 		kind, _, _ := unstructured.NestedString(c.obj.Object, "spec", "names", "kind")

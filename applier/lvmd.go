@@ -23,21 +23,26 @@ const DefaultSocketName = "/run/lvmd/lvmd.socket"
 // DefaultVolumeGroup is the volume group chosen when several exist and no lvmd file is given.
 const DefaultVolumeGroup = "microshift"
 
-// LvmdConfig is lvmd's configuration file (/etc/microshift/lvmd.yaml). Field names and the
-// absence of omitempty follow TopoLVM's lvmd types, so the canonical form matches what
-// MicroShift has always rendered into the ConfigMap.
+// LvmdConfig is lvmd's configuration file (/etc/microshift/lvmd.yaml): every field of TopoLVM's
+// lvmd Config (cmd/lvmd/app/config.go), which LVMS's vg-manager parses the runtime copy with.
+// Field names and the absence of omitempty on the fields MicroShift has always had follow
+// TopoLVM's types, so the canonical form matches what MicroShift rendered into the ConfigMap; the
+// two later fields are omitted when unset for the same reason.
 type LvmdConfig struct {
-	SocketName    string         `json:"socket-name"`
-	DeviceClasses []*DeviceClass `json:"device-classes"`
+	SocketName            string                 `json:"socket-name"`
+	DeviceClasses         []*DeviceClass         `json:"device-classes"`
+	LvcreateOptionClasses []*LvcreateOptionClass `json:"lvcreate-option-classes,omitempty"`
+	LVMCommandPrefix      []string               `json:"lvm-command-prefix,omitempty"`
 }
 
-// DeviceClass maps a storage class's device-class to an LVM volume group.
+// DeviceClass maps a storage class's device-class to an LVM volume group (TopoLVM's
+// pkg/lvmd/types.DeviceClass).
 type DeviceClass struct {
 	Name            string          `json:"name"`
 	VolumeGroup     string          `json:"volume-group"`
 	Default         bool            `json:"default"`
-	SpareGB         *int64          `json:"spare-gb"`
-	Stripe          *int64          `json:"stripe"`
+	SpareGB         *uint64         `json:"spare-gb"`
+	Stripe          *uint           `json:"stripe"`
 	StripeSize      string          `json:"stripe-size"`
 	LVCreateOptions []string        `json:"lvcreate-options"`
 	Type            string          `json:"type"`
@@ -50,86 +55,68 @@ type ThinPoolConfig struct {
 	OverprovisionRatio float64 `json:"overprovision-ratio"`
 }
 
+// LvcreateOptionClass is a named set of extra lvcreate arguments a StorageClass can select.
+type LvcreateOptionClass struct {
+	Name    string   `json:"name"`
+	Options []string `json:"options"`
+}
+
 // Device class types accepted by lvmd; "" means thick.
 const (
 	TypeThick = "thick"
 	TypeThin  = "thin"
 )
 
-// ParseLvmd strictly decodes an lvmd configuration: unknown or duplicate fields and empty
-// documents are errors. It applies the socket default and validates the result. name is used in
-// error messages (usually the file path).
+// LvmdError is an invalid lvmd configuration. It fails the storage component only: Apply still
+// applies the CSI snapshot controller, so MicroShift can log it and keep starting.
+type LvmdError struct {
+	// File is the lvmd file (or the name given to ParseLvmd).
+	File string
+	// Field is the offending field's path, such as device-classes[1].spare-gb; empty when the
+	// file as a whole is wrong (empty, not YAML).
+	Field string
+	// Reason says what was expected.
+	Reason string
+}
+
+func (e *LvmdError) Error() string {
+	if e.Field == "" {
+		return fmt.Sprintf("lvmd config %s: %s", e.File, e.Reason)
+	}
+	return fmt.Sprintf("lvmd config %s: %s: %s", e.File, e.Field, e.Reason)
+}
+
+// ParseLvmd strictly decodes an lvmd configuration: unknown or duplicate fields, wrong types and
+// empty documents are errors (*LvmdError) naming the field path. It applies the socket default
+// and validates the result. name is used in error messages (usually the file path).
 func ParseLvmd(name string, data []byte) (*LvmdConfig, error) {
 	if len(bytes.TrimSpace(stripComments(data))) == 0 {
-		return nil, fmt.Errorf("lvmd config %s: file is empty; expected socket-name and device-classes", name)
+		return nil, &LvmdError{File: name, Reason: "file is empty; expected socket-name and device-classes"}
 	}
 	var generic any
 	if err := yaml.Unmarshal(data, &generic); err != nil {
-		return nil, fmt.Errorf("lvmd config %s: %w", name, err)
+		return nil, &LvmdError{File: name, Reason: err.Error()}
 	}
-	if err := checkFields(generic); err != nil {
-		return nil, fmt.Errorf("lvmd config %s: %w", name, err)
+	if _, ok := generic.(map[string]any); !ok {
+		return nil, &LvmdError{File: name, Reason: fmt.Sprintf("expected a mapping with socket-name and device-classes, got %s", typeName(generic))}
+	}
+	if err := checkSchema("", generic, lvmdSchema); err != nil {
+		err.File = name
+		return nil, err
 	}
 	cfg := &LvmdConfig{}
 	if err := yaml.UnmarshalStrict(data, cfg); err != nil {
-		return nil, fmt.Errorf("lvmd config %s: %w", name, err)
+		// Duplicate keys; everything else was checked above.
+		return nil, &LvmdError{File: name, Reason: err.Error()}
 	}
 	if cfg.SocketName == "" {
 		cfg.SocketName = DefaultSocketName
 	}
-	if err := cfg.Validate(); err != nil {
-		return nil, fmt.Errorf("lvmd config %s: %w", name, err)
+	if err := cfg.validate(); err != nil {
+		err.File = name
+		return nil, err
 	}
 	return cfg, nil
-}
-
-var (
-	lvmdFields        = []string{"socket-name", "device-classes"}
-	deviceClassFields = []string{"name", "volume-group", "default", "spare-gb", "stripe", "stripe-size", "lvcreate-options", "type", "thin-pool"}
-	thinPoolFields    = []string{"name", "overprovision-ratio"}
-)
-
-// checkFields reports the first unknown key by its full path (device-classes[1].colour), which
-// the JSON decoder's strict mode cannot do.
-func checkFields(doc any) error {
-	top, ok := doc.(map[string]any)
-	if !ok {
-		return fmt.Errorf("expected a mapping with socket-name and device-classes, got %T", doc)
-	}
-	if err := unknownKey("", top, lvmdFields); err != nil {
-		return err
-	}
-	classes, _ := top["device-classes"].([]any)
-	for i, c := range classes {
-		m, ok := c.(map[string]any)
-		if !ok {
-			continue // null and type errors are reported by the typed decode and Validate
-		}
-		prefix := fmt.Sprintf("device-classes[%d].", i)
-		if err := unknownKey(prefix, m, deviceClassFields); err != nil {
-			return err
-		}
-		if tp, ok := m["thin-pool"].(map[string]any); ok {
-			if err := unknownKey(prefix+"thin-pool.", tp, thinPoolFields); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-func unknownKey(prefix string, m map[string]any, allowed []string) error {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		if !slices.Contains(allowed, k) {
-			return fmt.Errorf("unknown field %q (allowed: %s)", prefix+k, strings.Join(allowed, ", "))
-		}
-	}
-	return nil
 }
 
 func stripComments(data []byte) []byte {
@@ -143,61 +130,90 @@ func stripComments(data []byte) []byte {
 }
 
 // Validate checks the rules lvmd enforces at start-up, reporting the first offending field by its
-// YAML path.
+// YAML path as an *LvmdError.
 func (c *LvmdConfig) Validate() error {
-	if !strings.HasPrefix(c.SocketName, "/") {
-		return fmt.Errorf("socket-name: %q must be an absolute path", c.SocketName)
+	if err := c.validate(); err != nil {
+		return err
 	}
-	if len(c.DeviceClasses) == 0 {
-		return nil
+	return nil
+}
+
+func (c *LvmdConfig) validate() *LvmdError {
+	if !strings.HasPrefix(c.SocketName, "/") {
+		return &LvmdError{Field: "socket-name", Reason: fmt.Sprintf("%q must be an absolute path", c.SocketName)}
 	}
 	names := map[string]bool{}
 	defaults := 0
 	for i, dc := range c.DeviceClasses {
 		field := fmt.Sprintf("device-classes[%d]", i)
 		if dc == nil {
-			return fmt.Errorf("%s: device class is null", field)
-		}
-		if dc.Name == "" {
-			return fmt.Errorf("%s.name: must not be empty", field)
+			return &LvmdError{Field: field, Reason: "device class is null"}
 		}
 		if names[dc.Name] {
-			return fmt.Errorf("%s.name: duplicate device class %q", field, dc.Name)
+			return &LvmdError{Field: field + ".name", Reason: fmt.Sprintf("duplicate device class %q", dc.Name)}
 		}
 		names[dc.Name] = true
-		if dc.VolumeGroup == "" {
-			return fmt.Errorf("%s.volume-group: must not be empty (device class %q)", field, dc.Name)
-		}
 		if dc.Default {
 			defaults++
 		}
-		if dc.SpareGB != nil && *dc.SpareGB < 0 {
-			return fmt.Errorf("%s.spare-gb: %d must be >= 0", field, *dc.SpareGB)
-		}
-		if dc.Stripe != nil && *dc.Stripe < 1 {
-			return fmt.Errorf("%s.stripe: %d must be >= 1", field, *dc.Stripe)
-		}
-		switch dc.Type {
-		case "", TypeThick:
-			if dc.ThinPool != nil {
-				return fmt.Errorf("%s.thin-pool: set on device class %q of type %q; only thin classes have a thin pool", field, dc.Name, typeOrThick(dc.Type))
-			}
-		case TypeThin:
-			if dc.ThinPool == nil {
-				return fmt.Errorf("%s.thin-pool: required for device class %q of type thin", field, dc.Name)
-			}
-			if dc.ThinPool.Name == "" {
-				return fmt.Errorf("%s.thin-pool.name: must not be empty", field)
-			}
-			if !(dc.ThinPool.OverprovisionRatio >= 1) {
-				return fmt.Errorf("%s.thin-pool.overprovision-ratio: %v must be >= 1", field, dc.ThinPool.OverprovisionRatio)
-			}
-		default:
-			return fmt.Errorf("%s.type: %q is not one of thick, thin", field, dc.Type)
+		if err := dc.validate(field); err != nil {
+			return err
 		}
 	}
-	if defaults != 1 {
-		return fmt.Errorf("device-classes: %d device classes have default: true; exactly one must", defaults)
+	if len(c.DeviceClasses) > 0 && defaults != 1 {
+		return &LvmdError{Field: "device-classes", Reason: fmt.Sprintf("%d device classes have default: true; exactly one must", defaults)}
+	}
+	optNames := map[string]bool{}
+	for i, oc := range c.LvcreateOptionClasses {
+		field := fmt.Sprintf("lvcreate-option-classes[%d]", i)
+		switch {
+		case oc == nil:
+			return &LvmdError{Field: field, Reason: "option class is null"}
+		case oc.Name == "":
+			return &LvmdError{Field: field + ".name", Reason: "must not be empty"}
+		case optNames[oc.Name]:
+			return &LvmdError{Field: field + ".name", Reason: fmt.Sprintf("duplicate lvcreate option class %q", oc.Name)}
+		}
+		optNames[oc.Name] = true
+	}
+	return nil
+}
+
+func (dc *DeviceClass) validate(field string) *LvmdError {
+	switch {
+	case dc.Name == "":
+		return &LvmdError{Field: field + ".name", Reason: "must not be empty"}
+	case dc.VolumeGroup == "":
+		return &LvmdError{Field: field + ".volume-group", Reason: fmt.Sprintf("must not be empty (device class %q)", dc.Name)}
+	case dc.Stripe != nil && *dc.Stripe < 1:
+		return &LvmdError{Field: field + ".stripe", Reason: fmt.Sprintf("%d must be >= 1", *dc.Stripe)}
+	}
+	switch dc.Type {
+	case "", TypeThick:
+		if dc.ThinPool != nil {
+			return &LvmdError{Field: field + ".thin-pool", Reason: fmt.Sprintf("set on device class %q of type %q; only thin classes have a thin pool", dc.Name, typeOrThick(dc.Type))}
+		}
+	case TypeThin:
+		switch {
+		case dc.ThinPool == nil:
+			return &LvmdError{Field: field + ".thin-pool", Reason: fmt.Sprintf("required for device class %q of type thin", dc.Name)}
+		case dc.ThinPool.Name == "":
+			return &LvmdError{Field: field + ".thin-pool.name", Reason: "must not be empty"}
+		case !(dc.ThinPool.OverprovisionRatio >= 1):
+			return &LvmdError{Field: field + ".thin-pool.overprovision-ratio", Reason: fmt.Sprintf("%v must be >= 1", dc.ThinPool.OverprovisionRatio)}
+		}
+	default:
+		return &LvmdError{Field: field + ".type", Reason: fmt.Sprintf("%q is not one of thick, thin", dc.Type)}
+	}
+	return nil
+}
+
+// DefaultDeviceClass returns the device class marked default, nil when there is none.
+func (c *LvmdConfig) DefaultDeviceClass() *DeviceClass {
+	for _, dc := range c.DeviceClasses {
+		if dc != nil && dc.Default {
+			return dc
+		}
 	}
 	return nil
 }
@@ -310,7 +326,7 @@ func DefaultLvmd(vgs []string) (*LvmdConfig, string) {
 		msg = "Multiple volume groups are available, but no configuration file was provided."
 	}
 	if vg != "" {
-		cfg.DeviceClasses = []*DeviceClass{{Name: "default", VolumeGroup: vg, Default: true, SpareGB: ptr(int64(0))}}
+		cfg.DeviceClasses = []*DeviceClass{{Name: "default", VolumeGroup: vg, Default: true, SpareGB: ptr(uint64(0))}}
 	}
 	return cfg, msg
 }

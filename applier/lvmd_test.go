@@ -5,6 +5,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -50,14 +52,59 @@ device-classes:
 		},
 		{name: "no device classes is valid (storage disabled)", in: "socket-name: /run/lvmd/lvmd.socket\n"},
 		{name: "empty file", in: "\n# only a comment\n", wantErr: "file is empty"},
-		{name: "unknown field", in: "device-classes:\n- name: a\n  volume-group: vg\n  default: true\n  colour: red\n", wantErr: `unknown field "device-classes[0].colour"`},
-		{name: "unknown top-level field", in: "sockets: x\n", wantErr: `unknown field "sockets"`},
+		{name: "unknown field", in: "device-classes:\n- name: a\n  volume-group: vg\n  default: true\n  colour: red\n", wantErr: `device-classes[0].colour: unknown field`},
+		{name: "unknown top-level field", in: "sockets: x\n", wantErr: `sockets: unknown field`},
 		{name: "no default", in: "device-classes:\n- name: a\n  volume-group: vg\n", wantErr: "device-classes: 0 device classes have default: true"},
 		{name: "two defaults", in: "device-classes:\n- name: a\n  volume-group: vg\n  default: true\n- name: b\n  volume-group: vg2\n  default: true\n", wantErr: "2 device classes have default: true"},
 		{name: "duplicate names", in: "device-classes:\n- name: a\n  volume-group: vg\n  default: true\n- name: a\n  volume-group: vg2\n", wantErr: `device-classes[1].name: duplicate device class "a"`},
 		{name: "missing name", in: "device-classes:\n- volume-group: vg\n  default: true\n", wantErr: "device-classes[0].name: must not be empty"},
 		{name: "missing volume group", in: "device-classes:\n- name: a\n  default: true\n", wantErr: "device-classes[0].volume-group: must not be empty"},
-		{name: "negative spare", in: "device-classes:\n- name: a\n  volume-group: vg\n  default: true\n  spare-gb: -1\n", wantErr: "device-classes[0].spare-gb: -1 must be >= 0"},
+		{name: "negative spare", in: "device-classes:\n- name: a\n  volume-group: vg\n  default: true\n  spare-gb: -1\n", wantErr: "device-classes[0].spare-gb: -1 must be an integer >= 0"},
+		{name: "spare of the second class mistyped", in: "device-classes:\n- name: a\n  volume-group: vg\n  default: true\n- name: b\n  volume-group: vg2\n  spare-gb: lots\n", wantErr: `device-classes[1].spare-gb: expected a non-negative integer, got string "lots"`},
+		{name: "default not a bool", in: "device-classes:\n- name: a\n  volume-group: vg\n  default: yes please\n", wantErr: "device-classes[0].default: expected a boolean"},
+		{name: "lvcreate-options not a list", in: "device-classes:\n- name: a\n  volume-group: vg\n  default: true\n  lvcreate-options: --type=raid1\n", wantErr: "device-classes[0].lvcreate-options: expected a list of strings"},
+		{name: "lvcreate-options item not a string", in: "device-classes:\n- name: a\n  volume-group: vg\n  default: true\n  lvcreate-options: [[x]]\n", wantErr: "device-classes[0].lvcreate-options[0]: expected a string"},
+		{name: "thin-pool ratio mistyped", in: "device-classes:\n- name: a\n  volume-group: vg\n  default: true\n  type: thin\n  thin-pool:\n    name: p\n    overprovision-ratio: ten\n", wantErr: "device-classes[0].thin-pool.overprovision-ratio: expected a number"},
+		{name: "unknown thin-pool field", in: "device-classes:\n- name: a\n  volume-group: vg\n  default: true\n  type: thin\n  thin-pool:\n    name: p\n    size: 3\n", wantErr: `device-classes[0].thin-pool.size: unknown field`},
+		{name: "option class without name", in: "lvcreate-option-classes:\n- options: [--type=raid1]\n", wantErr: "lvcreate-option-classes[0].name: must not be empty"},
+		{name: "option class unknown field", in: "lvcreate-option-classes:\n- name: r\n  opts: [x]\n", wantErr: "lvcreate-option-classes[0].opts: unknown field"},
+		{name: "command prefix not a list", in: "lvm-command-prefix: nsenter\n", wantErr: "lvm-command-prefix: expected a list of strings"},
+		{
+			name: "every TopoLVM field",
+			in: `socket-name: /run/lvmd/lvmd.socket
+lvm-command-prefix: [/usr/bin/nsenter, -m, -u, -i, -n, -p, -t, "1"]
+device-classes:
+- name: striped
+  volume-group: vg1
+  default: true
+  spare-gb: 10
+  stripe: 2
+  stripe-size: 64k
+  lvcreate-options: [--type=raid1]
+  type: thick
+- name: thin
+  volume-group: vg2
+  type: thin
+  thin-pool:
+    name: pool0
+    overprovision-ratio: 5.0
+lvcreate-option-classes:
+- name: raid1
+  options: [--type=raid1, --mirrors=1]
+`,
+			check: func(t *testing.T, c *LvmdConfig) {
+				d := c.DeviceClasses[0]
+				if *d.Stripe != 2 || d.StripeSize != "64k" || d.LVCreateOptions[0] != "--type=raid1" || *d.SpareGB != 10 {
+					t.Errorf("device class 0 = %+v", d)
+				}
+				if c.DeviceClasses[1].ThinPool.OverprovisionRatio != 5 || c.LvcreateOptionClasses[0].Options[1] != "--mirrors=1" || len(c.LVMCommandPrefix) != 8 {
+					t.Errorf("config = %+v", c)
+				}
+				if c.DefaultDeviceClass().Name != "striped" {
+					t.Errorf("DefaultDeviceClass = %q", c.DefaultDeviceClass().Name)
+				}
+			},
+		},
 		{name: "thin without pool", in: "device-classes:\n- name: a\n  volume-group: vg\n  default: true\n  type: thin\n", wantErr: "device-classes[0].thin-pool: required"},
 		{name: "thin pool without name", in: "device-classes:\n- name: a\n  volume-group: vg\n  default: true\n  type: thin\n  thin-pool:\n    overprovision-ratio: 2\n", wantErr: "device-classes[0].thin-pool.name"},
 		{name: "overprovision below one", in: "device-classes:\n- name: a\n  volume-group: vg\n  default: true\n  type: thin\n  thin-pool:\n    name: p\n    overprovision-ratio: 0.5\n", wantErr: "device-classes[0].thin-pool.overprovision-ratio: 0.5 must be >= 1"},
@@ -77,6 +124,10 @@ device-classes:
 				}
 				if !strings.Contains(err.Error(), "test.yaml") {
 					t.Errorf("error %q does not name the file", err)
+				}
+				var le *LvmdError
+				if !errors.As(err, &le) {
+					t.Errorf("error %T is not an *LvmdError", err)
 				}
 				return
 			}
@@ -248,4 +299,50 @@ func FuzzParseLvmd(f *testing.F) {
 			t.Fatalf("canonical form not stable:\n%s\n---\n%s", canon, canon2)
 		}
 	})
+}
+
+// topolvmLvmdFields are the JSON field names of TopoLVM's lvmd configuration types, as LVMS parses
+// the runtime copy (topolvm cmd/lvmd/app/config.go Config and pkg/lvmd/types DeviceClass,
+// ThinPoolConfig, LvcreateOptionClass). The applier must accept exactly these.
+var topolvmLvmdFields = map[string][]string{
+	"Config":              {"socket-name", "device-classes", "lvcreate-option-classes", "lvm-command-prefix"},
+	"DeviceClass":         {"name", "volume-group", "default", "spare-gb", "stripe", "stripe-size", "lvcreate-options", "type", "thin-pool"},
+	"ThinPoolConfig":      {"name", "overprovision-ratio"},
+	"LvcreateOptionClass": {"name", "options"},
+}
+
+func TestLvmdFieldsMatchTopoLVM(t *testing.T) {
+	tags := func(v any) []string {
+		var out []string
+		rt := reflect.TypeOf(v)
+		for i := 0; i < rt.NumField(); i++ {
+			out = append(out, strings.Split(rt.Field(i).Tag.Get("json"), ",")[0])
+		}
+		return out
+	}
+	names := func(fs []field) []string {
+		var out []string
+		for _, f := range fs {
+			out = append(out, f.name)
+		}
+		return out
+	}
+	for _, c := range []struct {
+		topolvm string
+		typed   any
+		schema  []field
+	}{
+		{"Config", LvmdConfig{}, lvmdSchema},
+		{"DeviceClass", DeviceClass{}, lvmdSchema[1].sub},
+		{"ThinPoolConfig", ThinPoolConfig{}, lvmdSchema[1].sub[8].sub},
+		{"LvcreateOptionClass", LvcreateOptionClass{}, lvmdSchema[2].sub},
+	} {
+		want := topolvmLvmdFields[c.topolvm]
+		if got := tags(c.typed); !slices.Equal(got, want) {
+			t.Errorf("%s: Go type fields %v, TopoLVM has %v", c.topolvm, got, want)
+		}
+		if got := names(c.schema); !slices.Equal(got, want) {
+			t.Errorf("%s: schema fields %v, TopoLVM has %v", c.topolvm, got, want)
+		}
+	}
 }

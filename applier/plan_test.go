@@ -167,13 +167,6 @@ func TestPrepareErrors(t *testing.T) {
 			wantErr: "assets release/: reading release file release-s390x.json for arch s390x",
 		},
 		{
-			name: "bad lvmd names the field",
-			mod: func(t *testing.T, o *Options) {
-				os.WriteFile(o.LvmdPath, []byte("device-classes:\n- name: a\n  volume-group: vg\n  default: true\n  spare-gb: -3\n"), 0o644)
-			},
-			wantErr: "device-classes[0].spare-gb: -3 must be >= 0",
-		},
-		{
 			name: "bad storage config names the field",
 			mod: func(t *testing.T, o *Options) {
 				o.Storage.OptionalCSIComponents = []string{"none", "snapshot-controller"}
@@ -459,6 +452,48 @@ func TestRolloutComplete(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if got, state := rolloutComplete(tc.u); got != tc.want {
 				t.Errorf("rolloutComplete = %v (%s), want %v", got, state, tc.want)
+			}
+		})
+	}
+}
+
+// without copies fsys minus the files whose path starts with prefix.
+func without(fsys fs.FS, prefix string) fs.FS {
+	out := fstest.MapFS{}
+	_ = fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || strings.HasPrefix(p, prefix) {
+			return err
+		}
+		data, err := fs.ReadFile(fsys, p)
+		out[p] = &fstest.MapFile{Data: data}
+		return err
+	})
+	return out
+}
+
+// A bad lvmd.yaml fails the storage component only, with an *LvmdError naming the field, and is
+// reported even when the host has no LVM.
+func TestPrepareBadLvmd(t *testing.T) {
+	for name, vgs := range map[string]VolumeGroupLister{"with LVM": StaticVolumeGroups{"vg"}, "without LVM": failingVGs{}} {
+		t.Run(name, func(t *testing.T) {
+			o := testOptions(t, "4.18")
+			o.VolumeGroups = vgs
+			os.WriteFile(o.LvmdPath, []byte("device-classes:\n- name: a\n  volume-group: vg\n  default: true\n- name: b\n  volume-group: vg\n  spare-gb: -3\n"), 0o644)
+			pl := mustPrepare(t, o)
+			var le *LvmdError
+			if !errors.As(pl.storageErr, &le) || le.Field != "device-classes[1].spare-gb" || le.File != o.LvmdPath {
+				t.Fatalf("storage error = %#v, want an *LvmdError for device-classes[1].spare-gb", pl.storageErr)
+			}
+			if pl.result.Plan.Storage || !pl.result.Plan.SnapshotController {
+				t.Errorf("plan %+v, want storage off and the snapshot controller on", pl.result.Plan)
+			}
+			for _, r := range pl.refs() {
+				if r.Namespace == StorageNamespace {
+					t.Errorf("planned %s with a bad lvmd.yaml", r)
+				}
+			}
+			if _, ok := find(t, pl, "Deployment", "csi-snapshot-controller"), true; !ok {
+				t.Error("snapshot controller not planned")
 			}
 		})
 	}

@@ -1,0 +1,161 @@
+package applier
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+)
+
+// kind is the JSON type a field of the lvmd configuration must have.
+type kind int
+
+const (
+	kString kind = iota
+	kBool
+	kUint
+	kFloat
+	kStringList
+	kObject
+	kObjectList
+)
+
+var kindNames = map[kind]string{
+	kString: "a string", kBool: "a boolean", kUint: "a non-negative integer", kFloat: "a number",
+	kStringList: "a list of strings", kObject: "a mapping", kObjectList: "a list of mappings",
+}
+
+// field is one key of the lvmd schema; sub lists an object's (or list item's) fields.
+type field struct {
+	name string
+	kind kind
+	sub  []field
+}
+
+// lvmdSchema is TopoLVM's lvmd Config with its DeviceClass, ThinPoolConfig and
+// LvcreateOptionClass, field for field (TestLvmdFieldsMatchTopoLVM pins it).
+var lvmdSchema = []field{
+	{name: "socket-name", kind: kString},
+	{name: "device-classes", kind: kObjectList, sub: []field{
+		{name: "name", kind: kString},
+		{name: "volume-group", kind: kString},
+		{name: "default", kind: kBool},
+		{name: "spare-gb", kind: kUint},
+		{name: "stripe", kind: kUint},
+		{name: "stripe-size", kind: kString},
+		{name: "lvcreate-options", kind: kStringList},
+		{name: "type", kind: kString},
+		{name: "thin-pool", kind: kObject, sub: []field{
+			{name: "name", kind: kString},
+			{name: "overprovision-ratio", kind: kFloat},
+		}},
+	}},
+	{name: "lvcreate-option-classes", kind: kObjectList, sub: []field{
+		{name: "name", kind: kString},
+		{name: "options", kind: kStringList},
+	}},
+	{name: "lvm-command-prefix", kind: kStringList},
+}
+
+// checkSchema reports the first unknown key or mistyped value under v by its full path
+// (device-classes[1].spare-gb), which the JSON decoder's strict mode cannot do. Keys are
+// visited in schema order, then unknown keys in sorted order, so the report is deterministic.
+func checkSchema(path string, v any, fields []field) *LvmdError {
+	m := v.(map[string]any)
+	var keys []string
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var allowed []string
+	for _, f := range fields {
+		allowed = append(allowed, f.name)
+	}
+	for _, k := range keys {
+		if !slices.Contains(allowed, k) {
+			return &LvmdError{Field: path + k, Reason: "unknown field (allowed: " + strings.Join(allowed, ", ") + ")"}
+		}
+	}
+	for _, f := range fields {
+		if val, ok := m[f.name]; ok && val != nil {
+			if err := checkValue(path+f.name, val, f); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func checkValue(path string, v any, f field) *LvmdError {
+	wrong := &LvmdError{Field: path, Reason: fmt.Sprintf("expected %s, got %s", kindNames[f.kind], typeName(v))}
+	switch f.kind {
+	case kString:
+		if _, ok := v.(string); !ok {
+			return wrong
+		}
+	case kBool:
+		if _, ok := v.(bool); !ok {
+			return wrong
+		}
+	case kFloat:
+		if _, ok := v.(float64); !ok {
+			return wrong
+		}
+	case kUint:
+		n, ok := v.(float64)
+		if !ok || n < 0 || n != math.Trunc(n) || n > math.MaxInt64 {
+			if ok {
+				wrong.Reason = fmt.Sprintf("%v must be an integer >= 0", n)
+			}
+			return wrong
+		}
+	case kStringList:
+		return checkList(path, v, wrong, func(p string, item any) *LvmdError {
+			return checkValue(p, item, field{kind: kString})
+		})
+	case kObject:
+		if _, ok := v.(map[string]any); !ok {
+			return wrong
+		}
+		return checkSchema(path+".", v, f.sub)
+	case kObjectList:
+		return checkList(path, v, wrong, func(p string, item any) *LvmdError {
+			if item == nil {
+				return nil // a null entry is reported by validate with its index
+			}
+			return checkValue(p, item, field{kind: kObject, sub: f.sub})
+		})
+	}
+	return nil
+}
+
+func checkList(path string, v any, wrong *LvmdError, item func(string, any) *LvmdError) *LvmdError {
+	list, ok := v.([]any)
+	if !ok {
+		return wrong
+	}
+	for i, it := range list {
+		if err := item(fmt.Sprintf("%s[%d]", path, i), it); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func typeName(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return fmt.Sprintf("string %q", x)
+	case bool:
+		return fmt.Sprintf("boolean %v", x)
+	case float64:
+		return fmt.Sprintf("number %v", x)
+	case []any:
+		return "a list"
+	case map[string]any:
+		return "a mapping"
+	}
+	return fmt.Sprintf("%T", v)
+}
