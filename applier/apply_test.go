@@ -412,7 +412,7 @@ func TestDriverNone(t *testing.T) {
 // the storage component: TestBadLvmdFailsStorageOnly.)
 func TestBadConfigAppliesNothing(t *testing.T) {
 	for name, mod := range map[string]func(o *Options){
-		"storage": func(o *Options) { o.Storage.Driver = "topolvm" },
+		"storage":            func(o *Options) { o.Storage.Driver = "topolvm" },
 		"prune with storage": func(o *Options) { o.Prune = true },
 		"no storage dir": func(o *Options) {
 			o.Assets = without(o.Assets, StorageDir+"/")
@@ -423,7 +423,7 @@ func TestBadConfigAppliesNothing(t *testing.T) {
 		"no era marker": func(o *Options) {
 			o.Assets = without(o.Assets, StorageDir+"/lvms_default-lvmcluster.yaml")
 		},
-		"image":   func(o *Options) { o.Images = map[string]string{} },
+		"image": func(o *Options) { o.Images = map[string]string{} },
 	} {
 		t.Run(name, func(t *testing.T) {
 			o := testOptions(t, "4.18")
