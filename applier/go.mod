@@ -3,6 +3,7 @@ module github.com/lvms-rebase/lvms-rebase/applier
 go 1.22.0
 
 require (
+	github.com/fsnotify/fsnotify v1.7.0
 	k8s.io/apimachinery v0.30.14
 	k8s.io/client-go v0.30.14
 	sigs.k8s.io/yaml v1.4.0

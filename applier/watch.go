@@ -1,0 +1,149 @@
+package applier
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// WatchOptions configures WatchLvmd. Every field has a default.
+type WatchOptions struct {
+	// LvmdPath is the user's lvmd config; default DefaultLvmdPath. Its directory must exist.
+	LvmdPath string
+	// RuntimeLvmdPath is the copy vg-manager hot-reloads; default DefaultRuntimeLvmdPath.
+	RuntimeLvmdPath string
+	// VolumeGroups derives the defaults when the user file is removed; default VGSLister{}.
+	VolumeGroups VolumeGroupLister
+	// Logger receives every sync and rejected edit; default slog.Default().
+	Logger *slog.Logger
+	// Debounce is how long the file must be quiet before it is read; default 500ms. Editors
+	// write in several steps (truncate + write, or delete + re-create, or rename over).
+	Debounce time.Duration
+	// OnSync, when set, is called after every sync with its outcome.
+	OnSync func(LvmdSync)
+}
+
+// LvmdSync is the outcome of one sync of the runtime copy.
+type LvmdSync struct {
+	// Source is where the configuration came from (the user file, or defaults).
+	Source LvmdSource
+	// Written is true when the runtime copy changed.
+	Written bool
+	// Err is why the runtime copy was left as it was (an invalid edit: an *LvmdError).
+	Err error
+}
+
+// WatchLvmd keeps the LVMS runtime lvmd copy in sync with the user's file until ctx ends, as
+// MicroShift's storage start-up does, for MicroShift to run in a goroutine next to Apply:
+// vg-manager hot-reloads the copy. Changes are picked up from file-system events on the file's
+// directory, debounced, and written atomically. A valid file is copied as written; an invalid edit
+// is logged and the last good copy kept; a removed file (for longer than Debounce — editors that
+// delete and re-create are fine) is replaced by the defaults from the volume groups. It syncs once
+// at start, returns nil when ctx ends, and an error only when the watch cannot be set up.
+//
+// The TopoLVM era (up to 4.16) reads lvmd config from a ConfigMap instead; there a changed file
+// takes effect through the next Apply.
+func WatchLvmd(ctx context.Context, opts WatchOptions) error {
+	o := opts.withDefaults()
+	dir := filepath.Dir(o.LvmdPath)
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return fmt.Errorf("watching lvmd config %s: %w", o.LvmdPath, err)
+	}
+	defer w.Close()
+	if err := w.Add(dir); err != nil {
+		return fmt.Errorf("watching lvmd config directory %s: %w", dir, err)
+	}
+	o.sync(ctx)
+	timer := time.NewTimer(o.Debounce)
+	timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev, ok := <-w.Events:
+			if !ok {
+				return errors.New("lvmd config watcher closed")
+			}
+			if filepath.Clean(ev.Name) == o.LvmdPath {
+				timer.Reset(o.Debounce)
+			}
+		case err, ok := <-w.Errors:
+			if !ok {
+				return errors.New("lvmd config watcher closed")
+			}
+			// An event queue overflow loses events: re-read to be safe.
+			o.Logger.Warn("lvmd config watcher error; re-reading", "path", o.LvmdPath, "error", err)
+			timer.Reset(o.Debounce)
+		case <-timer.C:
+			o.sync(ctx)
+		}
+	}
+}
+
+func (o WatchOptions) withDefaults() WatchOptions {
+	if o.LvmdPath == "" {
+		o.LvmdPath = DefaultLvmdPath
+	}
+	o.LvmdPath = filepath.Clean(o.LvmdPath)
+	if o.RuntimeLvmdPath == "" {
+		o.RuntimeLvmdPath = DefaultRuntimeLvmdPath
+	}
+	if o.VolumeGroups == nil {
+		o.VolumeGroups = VGSLister{}
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Debounce <= 0 {
+		o.Debounce = 500 * time.Millisecond
+	}
+	return o
+}
+
+// sync brings the runtime copy up to date and reports the outcome.
+func (o WatchOptions) sync(ctx context.Context) {
+	s := o.syncOnce(ctx)
+	switch {
+	case s.Err != nil:
+		o.Logger.Error("lvmd config not applied; the runtime copy keeps the last good configuration", "path", o.LvmdPath, "error", s.Err)
+	case s.Written:
+		o.Logger.Info("lvmd runtime copy updated", "path", o.RuntimeLvmdPath, "source", s.Source.Message)
+	}
+	if o.OnSync != nil {
+		o.OnSync(s)
+	}
+}
+
+func (o WatchOptions) syncOnce(ctx context.Context) LvmdSync {
+	data, err := os.ReadFile(o.LvmdPath)
+	switch {
+	case err == nil:
+		src := LvmdSource{Path: o.LvmdPath, Message: "Read from " + o.LvmdPath}
+		if _, err := ParseLvmd(o.LvmdPath, data); err != nil {
+			return LvmdSync{Source: src, Err: err}
+		}
+		written, err := WriteFileAtomic(o.RuntimeLvmdPath, data, 0o644)
+		return LvmdSync{Source: src, Written: written, Err: err}
+	case !errors.Is(err, fs.ErrNotExist):
+		return LvmdSync{Source: LvmdSource{Path: o.LvmdPath}, Err: fmt.Errorf("reading lvmd config %s: %w", o.LvmdPath, err)}
+	}
+	vgs, err := o.VolumeGroups.VolumeGroups(ctx)
+	if err != nil {
+		return LvmdSync{Err: fmt.Errorf("lvmd config %s removed; listing volume groups for the defaults: %w", o.LvmdPath, err)}
+	}
+	cfg, msg := DefaultLvmd(vgs)
+	canon, err := cfg.Canonical()
+	if err != nil {
+		return LvmdSync{Source: LvmdSource{Message: msg}, Err: err}
+	}
+	written, err := WriteFileAtomic(o.RuntimeLvmdPath, canon, 0o600)
+	return LvmdSync{Source: LvmdSource{Message: msg}, Written: written, Err: err}
+}
