@@ -1,6 +1,8 @@
 package applier
 
 import (
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -78,6 +80,64 @@ func TestParseStorageConfig(t *testing.T) {
 			}
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("got %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+// MicroShift's merge rules: config.yaml first, then config.d/**/*.yaml in walk order as JSON merge
+// patches (maps merge, lists replace, null deletes); .yml files and blank files are ignored.
+func TestLoadStorageConfig(t *testing.T) {
+	tests := []struct {
+		name    string
+		files   map[string]string
+		want    StorageConfig
+		wantErr string
+	}{
+		{name: "nothing", want: StorageConfig{}},
+		{name: "main file only", files: map[string]string{"config.yaml": "storage:\n  driver: none\n"}, want: StorageConfig{Driver: "none"}},
+		{
+			name: "drop-ins override in lexical order, lists replace",
+			files: map[string]string{
+				"config.yaml":            "storage:\n  driver: none\n  optionalCsiComponents: [snapshot-controller, snapshot-webhook]\n",
+				"config.d/20-b.yaml":     "storage:\n  optionalCsiComponents: [none]\n",
+				"config.d/10-a.yaml":     "storage:\n  driver: lvms\n  optionalCsiComponents: [snapshot-webhook]\n",
+				"config.d/15/sub.yaml":   "apiServer:\n  port: 1\n",
+				"config.d/99-skip.yml":   "storage:\n  driver: bogus\n",
+				"config.d/50-blank.yaml": "\n\n",
+			},
+			want: StorageConfig{Driver: "lvms", OptionalCSIComponents: []string{"none"}},
+		},
+		{
+			name:  "null deletes a key",
+			files: map[string]string{"config.yaml": "storage:\n  driver: none\n", "config.d/1.yaml": "storage:\n  driver: null\n"},
+			want:  StorageConfig{},
+		},
+		{name: "drop-in only", files: map[string]string{"config.d/1.yaml": "storage:\n  driver: none\n"}, want: StorageConfig{Driver: "none"}},
+		{
+			name:    "unknown storage key in a drop-in",
+			files:   map[string]string{"config.d/1.yaml": "storage:\n  drivr: none\n"},
+			wantErr: "drivr",
+		},
+		{name: "bad yaml names the file", files: map[string]string{"config.d/bad.yaml": "storage: [\n"}, wantErr: "bad.yaml"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for name, data := range tc.files {
+				p := filepath.Join(dir, name)
+				os.MkdirAll(filepath.Dir(p), 0o755)
+				os.WriteFile(p, []byte(data), 0o644)
+			}
+			got, err := LoadStorageConfig(filepath.Join(dir, "config.yaml"), filepath.Join(dir, "config.d"))
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error = %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("LoadStorageConfig = %+v, %v; want %+v", got, err, tc.want)
 			}
 		})
 	}
