@@ -430,7 +430,9 @@ func TestBadConfigAppliesNothing(t *testing.T) {
 			mod(&o)
 			var c counter
 			o.RESTConfig = c.wrap(&rest.Config{Host: "https://127.0.0.1:1"})
-			_, err := Apply(context.Background(), o)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			_, err := Apply(ctx, o)
 			if err == nil {
 				t.Fatal("Apply succeeded")
 			}

@@ -24,6 +24,8 @@ type applyFlags struct {
 	arch            string
 	lvmd            string
 	config          string
+	configDir       string
+	prune           bool
 	runtimeLvmdPath string
 	volumeGroups    []string
 	wait            bool
@@ -51,6 +53,8 @@ and applies them with server-side apply. Objects already in the desired state ar
 	fl.StringVar(&f.arch, "arch", "", "architecture whose release JSON supplies the images: x86_64 or aarch64 (default: this machine's)")
 	fl.StringVar(&f.lvmd, "lvmd", applier.DefaultLvmdPath, "lvmd config file; when absent the volume groups reported by vgs decide")
 	fl.StringVar(&f.config, "config", "", "MicroShift config.yaml whose storage: section gates the components (default: none, i.e. defaults)")
+	fl.StringVar(&f.configDir, "config-dir", "", "MicroShift config drop-in directory merged over --config as MicroShift does (default: config.d next to --config)")
+	fl.BoolVar(&f.prune, "prune", false, "with storage.driver: none, delete the LVMS/TopoLVM workloads, RBAC and webhooks an earlier start left (never CRDs, volumes, claims or StorageClasses)")
 	fl.StringVar(&f.runtimeLvmdPath, "runtime-lvmd", applier.DefaultRuntimeLvmdPath, "where the LVMS era writes the lvmd copy vg-manager reads")
 	fl.StringSliceVar(&f.volumeGroups, "volume-groups", nil, "volume groups to assume instead of running vgs, e.g. when applying from a machine without LVM")
 	fl.BoolVar(&f.wait, "wait", false, "wait for the storage and snapshot workloads to become ready")
@@ -92,14 +96,9 @@ func runApply(ctx context.Context, streams IOStreams, f *applyFlags) error {
 	if err != nil {
 		return err
 	}
-	var storage applier.StorageConfig
-	if f.config != "" {
-		if _, err := os.Stat(f.config); err != nil {
-			return usageError("--config %s: %v", f.config, err)
-		}
-		if storage, err = applier.ReadStorageConfig(f.config); err != nil {
-			return err
-		}
+	storage, err := loadStorageConfig(f)
+	if err != nil {
+		return err
 	}
 	ctx, cancel := commandContext(ctx, f.timeout)
 	defer cancel()
@@ -119,6 +118,7 @@ func runApply(ctx context.Context, streams IOStreams, f *applyFlags) error {
 		Logger:          log,
 		Wait:            f.wait,
 		WaitTimeout:     f.waitTimeout,
+		Prune:           f.prune,
 	})
 	if res != nil {
 		if perr := printApplyResult(streams.Out, f.output, res); perr != nil && err == nil {
@@ -129,6 +129,25 @@ func runApply(ctx context.Context, streams IOStreams, f *applyFlags) error {
 		return fmt.Errorf("applying %s: %w", f.assets, err)
 	}
 	return nil
+}
+
+// loadStorageConfig reads --config and its drop-ins (--config-dir, default config.d next to it)
+// as MicroShift merges them; without --config the storage section is empty (the defaults).
+func loadStorageConfig(f *applyFlags) (applier.StorageConfig, error) {
+	if f.config == "" {
+		if f.configDir != "" {
+			return applier.LoadStorageConfig("", f.configDir)
+		}
+		return applier.StorageConfig{}, nil
+	}
+	if _, err := os.Stat(f.config); err != nil {
+		return applier.StorageConfig{}, usageError("--config %s: %v", f.config, err)
+	}
+	dir := f.configDir
+	if dir == "" {
+		dir = filepath.Join(filepath.Dir(f.config), "config.d")
+	}
+	return applier.LoadStorageConfig(f.config, dir)
 }
 
 // loadKubeconfig reads --kubeconfig. Like kubectl, $KUBECONFIG may be a list of files:
@@ -160,6 +179,15 @@ type applyResultJSON struct {
 	Unchanged          []objectJSON  `json:"unchanged"`
 	Skipped            []skippedJSON `json:"skipped"`
 	Warnings           []string      `json:"warnings"`
+	// Remaining are storage objects left with storage.driver "none" (see --prune).
+	Remaining  []objectJSON    `json:"remaining"`
+	Components []componentJSON `json:"components"`
+}
+
+type componentJSON struct {
+	Name    string `json:"name"`
+	Enabled bool   `json:"enabled"`
+	Error   string `json:"error,omitempty"`
 }
 
 type objectJSON struct {
@@ -194,6 +222,15 @@ func printApplyResult(out io.Writer, format string, res *applier.Result) error {
 		if j.Warnings == nil {
 			j.Warnings = []string{}
 		}
+		j.Remaining = objectsJSON(res.Remaining)
+		j.Components = []componentJSON{}
+		for _, c := range res.Components {
+			cj := componentJSON{Name: c.Name, Enabled: c.Enabled}
+			if c.Err != nil {
+				cj.Error = c.Err.Error()
+			}
+			j.Components = append(j.Components, cj)
+		}
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
 		return enc.Encode(j)
@@ -215,6 +252,17 @@ func printApplyText(out io.Writer, res *applier.Result) {
 	}{{"created", res.Created}, {"updated", res.Updated}, {"deleted", res.Deleted}, {"unchanged", res.Unchanged}} {
 		for _, r := range l.refs {
 			fmt.Fprintf(out, "%s %s\n", l.verb, r)
+		}
+	}
+	for _, r := range res.Remaining {
+		fmt.Fprintf(out, "remaining %s\n", r)
+	}
+	for _, c := range res.Components {
+		switch {
+		case c.Err != nil:
+			fmt.Fprintf(out, "component %s: failed: %v\n", c.Name, c.Err)
+		case !c.Enabled:
+			fmt.Fprintf(out, "component %s: disabled\n", c.Name)
 		}
 	}
 	for _, s := range res.Skipped {
