@@ -200,6 +200,16 @@ func Apply(ctx context.Context, opts Options) (*Result, error) {
 	}
 	k, err := connect(ctx, o)
 	if err != nil {
+		// Every component that was still going fails with the connection; an lvmd error found
+		// before stays its component's error.
+		for _, c := range comps {
+			if c.Err == nil && c.Enabled {
+				c.Err = err
+			}
+		}
+		if joined := res.finish(comps); joined != nil {
+			return res, joined
+		}
 		return res, err
 	}
 	k.run(ctx, pl, res, comps)

@@ -144,10 +144,8 @@ func (k *kube) runComponent(ctx context.Context, objs []object, deletes []Object
 			rest = append(rest, ob)
 		}
 	}
-	for _, ob := range crds {
-		if err := k.apply(ctx, ob, res); err != nil {
-			return err
-		}
+	if err := k.applyAll(ctx, crds, res); err != nil {
+		return err
 	}
 	if err := k.waitEstablished(ctx, crds); err != nil {
 		return err
@@ -155,12 +153,48 @@ func (k *kube) runComponent(ctx context.Context, objs []object, deletes []Object
 	if err := k.deleteLegacy(ctx, deletes, res); err != nil {
 		return err
 	}
-	for _, ob := range rest {
-		if err := k.apply(ctx, ob, res); err != nil {
+	// Objects of one kind do not depend on each other, so each run of equal kinds (the plan is
+	// sorted by kind) is applied concurrently; the kinds themselves stay in the declared order.
+	for start := 0; start < len(rest); {
+		end := start + 1
+		for end < len(rest) && kindRank(rest[end].obj.GetKind()) == kindRank(rest[start].obj.GetKind()) {
+			end++
+		}
+		if err := k.applyAll(ctx, rest[start:end], res); err != nil {
 			return err
 		}
+		start = end
 	}
 	return nil
+}
+
+// applyParallelism bounds the concurrent requests of applyAll; the client's QPS limit (50)
+// still applies on top.
+const applyParallelism = 8
+
+// applyAll applies objs concurrently and records the outcomes in objs' order, so the result is
+// deterministic. Failures are returned joined, after all have finished.
+func (k *kube) applyAll(ctx context.Context, objs []object, res *Result) error {
+	outs := make([]Result, len(objs))
+	errs := make([]error, len(objs))
+	sem := make(chan struct{}, applyParallelism)
+	var wg sync.WaitGroup
+	for i := range objs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(i int) {
+			defer func() { <-sem; wg.Done() }()
+			errs[i] = k.apply(ctx, objs[i], &outs[i])
+		}(i)
+	}
+	wg.Wait()
+	for i := range outs {
+		res.Created = append(res.Created, outs[i].Created...)
+		res.Updated = append(res.Updated, outs[i].Updated...)
+		res.Unchanged = append(res.Unchanged, outs[i].Unchanged...)
+		res.Skipped = append(res.Skipped, outs[i].Skipped...)
+	}
+	return errors.Join(errs...)
 }
 
 // waitComponents waits for the workloads of the components that applied without error.

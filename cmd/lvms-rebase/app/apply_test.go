@@ -52,7 +52,7 @@ func TestApplyCommandUsage(t *testing.T) {
 		{"no kubeconfig", []string{"apply", "--kubeconfig", "", "--assets", applyAssets}, ExitUsage, "--kubeconfig is required"},
 		{"assets not a dir", []string{"apply", "--kubeconfig", kc, "--assets", kc}, ExitUsage, "not a directory"},
 		{"bad storage config", []string{"apply", "--kubeconfig", kc, "--assets", applyAssets, "--config", badCfg}, ExitError, "storage.optionalCsiComponents"},
-		{"bad lvmd", []string{"apply", "--kubeconfig", kc, "--assets", applyAssets, "--lvmd", badLvmd, "--volume-groups", "vg"}, ExitError, "device-classes[0].spare-gb"},
+		{"bad lvmd", []string{"apply", "--kubeconfig", kc, "--assets", applyAssets, "--lvmd", badLvmd, "--volume-groups", "vg", "--timeout", "3s"}, ExitError, "device-classes[0].spare-gb"},
 		{"unknown arch", []string{"apply", "--kubeconfig", kc, "--assets", applyAssets, "--lvmd", filepath.Join(dir, "none.yaml"), "--arch", "ppc64le"}, ExitError, "release-ppc64le.json for arch ppc64le"},
 	}
 	for _, tc := range tests {
