@@ -282,12 +282,9 @@ func (k *kube) apply(ctx context.Context, ob object, res *Result) error {
 		// The operator's validating webhook may match the LVMCluster before the operator serves it
 		// (the Deployment was applied moments ago), so webhook failures are retried like an
 		// unreachable API server.
-		err := k.retry(ctx, "create "+ref.String(), func() error {
-			_, err := ri.Create(ctx, u, metav1.CreateOptions{FieldManager: FieldManager})
-			return err
-		})
+		err := k.retry(ctx, "create "+ref.String(), func() error { return createAbsent(ctx, ri, u) })
 		if err != nil {
-			if apierrors.IsAlreadyExists(err) {
+			if apierrors.IsAlreadyExists(err) || apierrors.IsConflict(err) {
 				res.Unchanged = append(res.Unchanged, ref)
 				return nil
 			}
@@ -327,6 +324,16 @@ func (k *kube) apply(ctx context.Context, ob object, res *Result) error {
 		res.Created = append(res.Created, ref)
 	}
 	return nil
+}
+
+// createAbsent creates u, known to be absent a moment ago, with a server-side apply that
+// refuses to take over fields someone else set meanwhile (no Force: a conflict, reported as
+// such). A plain POST does the same, but kube-apiserver answers a POST of a custom resource
+// whose CRD was established moments ago only after ~2 s, while the apply PATCH takes
+// milliseconds: that one request was most of a first start.
+func createAbsent(ctx context.Context, ri dynamic.ResourceInterface, u *unstructured.Unstructured) error {
+	_, err := ri.Apply(ctx, u.GetName(), u, metav1.ApplyOptions{FieldManager: FieldManager})
+	return err
 }
 
 func isCreateOnly(kind string) bool {

@@ -66,11 +66,8 @@ func (k *kube) ensureDefaultSnapshotClass(ctx context.Context, dc string, res *R
 			return nil
 		}
 	}
-	err = k.retry(ctx, "create "+ref.String(), func() error {
-		_, err := ri.Create(ctx, defaultSnapshotClass(), metav1.CreateOptions{FieldManager: FieldManager})
-		return err
-	})
-	if apierrors.IsAlreadyExists(err) {
+	err = k.retry(ctx, "create "+ref.String(), func() error { return createAbsent(ctx, ri, defaultSnapshotClass()) })
+	if apierrors.IsAlreadyExists(err) || apierrors.IsConflict(err) {
 		res.Unchanged = append(res.Unchanged, ref)
 		return nil
 	}
