@@ -1,12 +1,16 @@
 // Package applier is the runtime library MicroShift embeds to deploy storage: it renders the LVMS
 // (or, before 4.17, TopoLVM) and CSI snapshot assets written by lvms-rebase and applies them to
-// the API server.
+// the API server. It is a module of its own (Go 1.22, client-go v0.30 and later) so that every
+// LVMS-era MicroShift branch can import it; docs/embedding.md shows the call.
 //
-// Apply is strict about configuration and checks all of it before touching the API, so a bad
-// lvmd.yaml or storage section applies nothing. It is idempotent: objects are compared with the
+// Apply checks the storage configuration and the assets before touching the API: a bad storage
+// section, or assets that identify no era, apply and delete nothing. The two components are
+// isolated: a bad lvmd.yaml (an *LvmdError naming the field) fails the storage driver only, and
+// the CSI snapshot controller is still applied. Apply is idempotent: objects are compared with the
 // live state first and server-side applied only when they differ, so an unchanged restart sends no
 // mutating request. Era differences (lvmd ConfigMap and pod-template checksum vs. the runtime
 // lvmd copy, the 4.17 TopoLVM clean-up) are declared data selected by the assets themselves.
+// WatchLvmd keeps the LVMS runtime lvmd copy in sync with the user's file.
 package applier
 
 import (
