@@ -28,8 +28,6 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
-
-	"github.com/lvms-rebase/lvms-rebase/internal/redact"
 )
 
 // kube is one connection to the API server for the duration of an Apply.
@@ -64,11 +62,11 @@ func connect(ctx context.Context, o Options) (*kube, error) {
 	dcfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return ctxRoundTripper{ctx: ctx, next: rt} })
 	disc, err := discovery.NewDiscoveryClientForConfig(dcfg)
 	if err != nil {
-		return nil, redact.Error(fmt.Errorf("creating discovery client for %s: %w", cfg.Host, err))
+		return nil, redactErr(fmt.Errorf("creating discovery client for %s: %w", cfg.Host, err), cfg.Host)
 	}
 	dyn, err := dynamic.NewForConfig(&cfg)
 	if err != nil {
-		return nil, redact.Error(fmt.Errorf("creating dynamic client for %s: %w", cfg.Host, err))
+		return nil, redactErr(fmt.Errorf("creating dynamic client for %s: %w", cfg.Host, err), cfg.Host)
 	}
 	delay := 100 * time.Millisecond
 	for attempt := 1; ; attempt++ {
@@ -77,12 +75,12 @@ func connect(ctx context.Context, o Options) (*kube, error) {
 			break
 		}
 		if permanentConnectError(err) {
-			return nil, redact.Error(fmt.Errorf("API server %s rejected the connection (check the kubeconfig's credentials and CA): %w", cfg.Host, err))
+			return nil, redactErr(fmt.Errorf("API server %s rejected the connection (check the kubeconfig's credentials and CA): %w", cfg.Host, err), cfg.Host)
 		}
-		o.Logger.Info("API server not reachable yet, retrying", "host", redact.URL(cfg.Host), "attempt", attempt, "retryIn", delay, "error", redact.Error(err))
+		o.Logger.Info("API server not reachable yet, retrying", "host", redactText(cfg.Host, hostSecrets(cfg.Host)), "attempt", attempt, "retryIn", delay, "error", redactErr(err, cfg.Host))
 		select {
 		case <-ctx.Done():
-			return nil, redact.Error(fmt.Errorf("API server %s not reachable after %d attempts: %w (last error: %w)", cfg.Host, attempt, ctx.Err(), err))
+			return nil, redactErr(fmt.Errorf("API server %s not reachable after %d attempts: %w (last error: %w)", cfg.Host, attempt, ctx.Err(), err), cfg.Host)
 		case <-time.After(delay):
 		}
 		delay = min(delay*2, 5*time.Second)
