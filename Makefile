@@ -41,11 +41,12 @@ demo: build ## run the main job on the bundled fixtures over a loopback registry
 	$(GO) build -o _output/bin/dev-registry ./hack/dev-registry
 	hack/demo.sh
 
-verify: ## gofmt, go vet, go mod tidy and generated files
+verify: ## gofmt, go vet, go mod tidy, function length and generated files
 	hack/verify-gofmt.sh
 	$(GO) vet ./...
 	cd applier && $(GO) vet ./...
 	hack/verify-gomod.sh
+	hack/verify-funclen.sh
 	hack/verify-fixtures.sh
 
 bench: build ## benchmarks: full two-arch rebase vs stock tools, fetch byte counters, applier

@@ -1,0 +1,74 @@
+package funclen
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestModule fails when a product function in the root module is over the limit, so `make
+// test` enforces the rule as `make verify` does.
+func TestModule(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	found, err := Check(root, Options{Max: Limit, Exclude: RootExcluded})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range found {
+		t.Errorf("%s (limit %d): split it", f, Limit)
+	}
+}
+
+func TestCheck(t *testing.T) {
+	dir := t.TempDir()
+	long := "package p\n\nfunc Long() {\n" + strings.Repeat("\t_ = 1\n", 9) + "}\n\n" +
+		"type T struct{}\n\nfunc (t *T) Method() {\n" + strings.Repeat("\t_ = 1\n", 9) + "}\n\n" +
+		"func Short() {\n\t_ = 1\n}\n"
+	write := func(rel, content string) {
+		t.Helper()
+		p := filepath.Join(dir, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("go.mod", "module m\n")
+	write("a/a.go", long)
+	write("a/a_test.go", long)        // tests are not product code
+	write("gen/g.go", long)           // excluded
+	write("a/testdata/t.go", long)    // not a package the go tool builds
+	write("sub/go.mod", "module s\n") // a nested module is checked on its own
+	write("sub/s.go", long)
+
+	tests := []struct {
+		name    string
+		root    string
+		exclude []string
+		want    []string
+	}{
+		{"root module", dir, []string{"gen"}, []string{"a/a.go:3: Long is 11 lines", "a/a.go:17: (T).Method is 11 lines"}},
+		{"without exclusions", dir, nil, []string{"a/a.go:3: Long is 11 lines", "a/a.go:17: (T).Method is 11 lines", "gen/g.go:3: Long is 11 lines", "gen/g.go:17: (T).Method is 11 lines"}},
+		{"nested module as root", filepath.Join(dir, "sub"), nil, []string{"s.go:3: Long is 11 lines", "s.go:17: (T).Method is 11 lines"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			found, err := Check(tc.root, Options{Max: 10, Exclude: tc.exclude})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, f := range found {
+				got = append(got, f.String())
+			}
+			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+				t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
+			}
+		})
+	}
+}
