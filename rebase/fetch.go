@@ -19,9 +19,10 @@ import (
 // payloads in parallel.
 
 // fetchBundle loads the bundle resolve extracted (or fetches it) and records its cost.
-func (r *runner) fetchBundle(ctx context.Context) (*bundle.Bundle, error) {
+func (r *runner) fetchBundle(ctx context.Context) error {
 	res := r.result
 	ref := res.Resolution.Bundle
+	r.fetching = ref.Ref
 	var dir string
 	var st source.FetchStats
 	if x := res.Resolution.Extracted; x != nil && x.BundleDir != "" {
@@ -30,24 +31,26 @@ func (r *runner) fetchBundle(ctx context.Context) (*bundle.Bundle, error) {
 		dir = filepath.Join(r.work, "bundle")
 		got, err := r.src.FetchBundle(ctx, ref, dir)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		st = *got
 	}
 	res.Fetched = append(res.Fetched, st)
 	b, err := bundle.Load(dir)
 	if err != nil {
-		return nil, fmt.Errorf("bundle %s: %w", ref.Ref, err)
+		return fmt.Errorf("bundle %s: %w", ref.Ref, err)
 	}
+	r.bundle = b
 	res.BundleVersion = ref.Version
-	return b, nil
+	return nil
 }
 
 // fetchPayloads loads every arch's release-manifests/, from resolve's extraction or by
 // fetching the arches in parallel; results and stats keep the arch order.
-func (r *runner) fetchPayloads(ctx context.Context) (map[string]*payload.Payload, error) {
+func (r *runner) fetchPayloads(ctx context.Context) error {
 	res := r.result
 	refs := res.Resolution.Payloads
+	r.fetching = "the payloads " + payloadRefs(res.Resolution)
 	loaded := make([]*payload.Payload, len(refs))
 	stats := make([]source.FetchStats, len(refs))
 	errs := make([]error, len(refs))
@@ -70,12 +73,12 @@ func (r *runner) fetchPayloads(ctx context.Context) (map[string]*payload.Payload
 	_ = g.Wait()
 	for _, err := range errs {
 		if err != nil {
-			return nil, err
+			return err
 		}
 	}
-	out := map[string]*payload.Payload{}
+	r.payloads = map[string]*payload.Payload{}
 	for i, p := range refs {
-		out[p.Arch] = loaded[i]
+		r.payloads[p.Arch] = loaded[i]
 		res.Fetched = append(res.Fetched, stats[i])
 		// release.base comes from release-x86_64.json: its payload names the version
 		// (nightly pairs have a version string per arch; each is in the lock's payloads).
@@ -83,7 +86,7 @@ func (r *runner) fetchPayloads(ctx context.Context) (map[string]*payload.Payload
 			res.PayloadVersion = loaded[i].Version()
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // payloadDir is where p's release-manifests/ are unpacked: resolve's copy, or a new fetch.

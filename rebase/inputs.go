@@ -189,6 +189,7 @@ func lockChoice(l *lock.Lock) string {
 // the OpenShift minor with the era of the LVMS minor actually resolved.
 func (r *runner) resolve(ctx context.Context) error {
 	res := r.result
+	r.fetching = "the newest inputs for OpenShift " + r.opts.OCP
 	choice, err := ChooseLVMS(ctx, r.src, r.opts.Source, r.opts.OCP, r.opts.LVMS)
 	if err != nil {
 		return err

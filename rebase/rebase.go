@@ -145,6 +145,20 @@ type runner struct {
 	newLock *lock.Lock
 	// fetching names the input the current phase is fetching, for interruption messages.
 	fetching string
+
+	// What the phases produce, in order: the architectures (from the source options), the
+	// bundle and payloads, the snapshot assets and their translation, the bundle's
+	// translation, the image references per arch, and the files to write with the
+	// directories the run manages.
+	arches     []string
+	bundle     *bundle.Bundle
+	payloads   map[string]*payload.Payload
+	assets     *snapshot.Assets
+	snap       *snapshot.Result
+	translated *bundle.Result
+	archImages map[string]map[string]string
+	files      map[string][]byte
+	managed    []string
 }
 
 // Run performs the rebase described by opts.
@@ -276,186 +290,205 @@ func (r *runner) phase(ctx context.Context, name string, f func() error) error {
 	return nil
 }
 
+// step is one phase of a run: its name as the phase lines print it, the method that does
+// it, and what runs after it outside any phase (bookkeeping that is not timed).
+type step struct {
+	name  string
+	run   func(context.Context) error
+	after func() error
+}
+
+// steps are the phases of a run, in order. Each works on the runner's state, which the
+// earlier phases filled in.
+func (r *runner) steps() []step {
+	return []step{
+		{name: "resolve", run: r.resolve},
+		{name: "fetch-bundle", run: r.fetchBundle},
+		{name: "fetch-payloads", run: r.fetchPayloads},
+		{name: "snapshot-assets", run: r.snapshotAssets, after: func() error { r.countUnattributed(); return nil }},
+		{name: "translate", run: r.translate},
+		{name: "images", run: r.images},
+		{name: "render", run: r.render, after: r.addLockAndRecipes},
+		{name: "write", run: r.write},
+	}
+}
+
 func (r *runner) run(ctx context.Context) error {
-	res := r.result
-	var (
-		b           *bundle.Bundle
-		tr          *bundle.Result
-		payloads    map[string]*payload.Payload
-		snap        *snapshot.Result
-		assets      *snapshot.Assets
-		archImages  = map[string]map[string]string{}
-		outputFiles = map[string][]byte{}
-		managed     []string
-	)
-	arches := r.src.Arches()
-
-	if err := r.phase(ctx, "resolve", func() error {
-		r.fetching = "the newest inputs for OpenShift " + r.opts.OCP
-		return r.resolve(ctx)
-	}); err != nil {
-		return err
-	}
-
-	if err := r.phase(ctx, "fetch-bundle", func() error {
-		r.fetching = res.Resolution.Bundle.Ref
-		var err error
-		b, err = r.fetchBundle(ctx)
-		return err
-	}); err != nil {
-		return err
-	}
-
-	if err := r.phase(ctx, "fetch-payloads", func() error {
-		r.fetching = "the payloads " + payloadRefs(res.Resolution)
-		var err error
-		payloads, err = r.fetchPayloads(ctx)
-		return err
-	}); err != nil {
-		return err
-	}
-
-	if err := r.phase(ctx, "snapshot-assets", func() error {
-		commit, err := payloads[arches[0]].SnapshotOperatorCommit()
-		if err != nil {
-			return fmt.Errorf("payload %s: %w", res.Resolution.Payloads[0].Ref, err)
-		}
-		for _, a := range arches[1:] {
-			if c, err := payloads[a].SnapshotOperatorCommit(); err == nil && c != commit {
-				res.Warnings = append(res.Warnings, fmt.Sprintf("payloads disagree on the %s commit: %s has %s, %s has %s; using %s",
-					payload.SnapshotOperatorTag, arches[0], commit, a, c, commit))
-			}
-		}
-		res.SnapshotCommit = commit
-		r.fetching = "snapshot assets " + r.opts.SnapshotAssets + " at " + commit
-		if assets, err = r.loadSnapshotAssets(ctx, commit); err != nil {
+	r.arches = r.src.Arches()
+	r.files = map[string][]byte{}
+	for _, s := range r.steps() {
+		if err := r.phase(ctx, s.name, func() error { return s.run(ctx) }); err != nil {
 			return err
 		}
-		snap, err = snapshot.Translate(assets, r.era)
-		return err
-	}); err != nil {
+		if s.after == nil {
+			continue
+		}
+		if err := s.after(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// snapshotAssets takes the snapshot-controller operator commit from the payloads, reads
+// the assets at that commit and translates them.
+func (r *runner) snapshotAssets(ctx context.Context) error {
+	res, arches := r.result, r.arches
+	commit, err := r.payloads[arches[0]].SnapshotOperatorCommit()
+	if err != nil {
+		return fmt.Errorf("payload %s: %w", res.Resolution.Payloads[0].Ref, err)
+	}
+	for _, a := range arches[1:] {
+		if c, err := r.payloads[a].SnapshotOperatorCommit(); err == nil && c != commit {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("payloads disagree on the %s commit: %s has %s, %s has %s; using %s",
+				payload.SnapshotOperatorTag, arches[0], commit, a, c, commit))
+		}
+	}
+	res.SnapshotCommit = commit
+	r.fetching = "snapshot assets " + r.opts.SnapshotAssets + " at " + commit
+	if r.assets, err = r.loadSnapshotAssets(ctx, commit); err != nil {
 		return err
 	}
+	r.snap, err = snapshot.Translate(r.assets, r.era)
+	return err
+}
 
-	r.countUnattributed()
+// translate turns the bundle's CSV and manifests into the era's objects and image keys.
+func (r *runner) translate(context.Context) error {
+	res := r.result
+	tr, err := bundle.Translate(r.bundle, r.era, bundle.Options{
+		VersionTag: res.Resolution.Bundle.Version,
+	})
+	if err != nil {
+		return fmt.Errorf("bundle %s: %w", res.Resolution.Bundle.Ref, err)
+	}
+	r.translated = tr
+	res.Excluded = tr.Excluded
+	res.Warnings = append(res.Warnings, tr.Warnings...)
+	for _, img := range tr.Images {
+		if img.Undeclared {
+			res.UndeclaredImages = append(res.UndeclaredImages, img)
+		}
+	}
+	return nil
+}
 
-	if err := r.phase(ctx, "translate", func() error {
-		var err error
-		tr, err = bundle.Translate(b, r.era, bundle.Options{
-			VersionTag: res.Resolution.Bundle.Version,
-		})
+// images takes per-arch digests for the bundle's relatedImages and the payloads' images
+// and merges them into the tree's release JSONs.
+func (r *runner) images(ctx context.Context) error {
+	r.archImages = map[string]map[string]string{}
+	for _, a := range r.arches {
+		r.archImages[a] = map[string]string{}
+	}
+	if err := r.bundleImages(ctx); err != nil {
+		return err
+	}
+	if err := r.payloadImages(); err != nil {
+		return err
+	}
+	return r.mergeReleases()
+}
+
+// bundleImages resolves each relatedImage to its per-arch digests (resolve's, or a new
+// lookup) and records them for the release JSONs and the lock file.
+func (r *runner) bundleImages(ctx context.Context) error {
+	resolved := map[string]*source.ImageDigests{}
+	for i := range r.result.Resolution.RelatedImages {
+		ri := &r.result.Resolution.RelatedImages[i]
+		resolved[ri.Image] = ri
+	}
+	for _, img := range r.translated.Images {
+		d := resolved[img.Ref]
+		if d == nil {
+			var err error
+			r.fetching = img.Ref
+			if d, err = r.src.ImageDigests(ctx, img.Ref, r.arches); err != nil {
+				return fmt.Errorf("relatedImage %s (%s): %w", img.Name, img.Ref, err)
+			}
+		}
+		repo := source.Repository(img.Ref)
+		li := lock.ImageDigests{Key: img.Key, Name: img.Name, From: "bundle", Repository: repo,
+			ListDigest: d.ListDigest, Arch: map[string]string{}}
+		for _, a := range r.arches {
+			dg, ok := d.For(a)
+			if !ok {
+				return fmt.Errorf("relatedImage %s (%s): no digest for %s", img.Name, img.Ref, a)
+			}
+			r.archImages[a][img.Key] = repo + "@" + dg
+			li.Arch[a] = dg
+		}
+		r.lockImages = append(r.lockImages, li)
+	}
+	return nil
+}
+
+// payloadImages takes the era's payload images from each arch's image-references and
+// records them for the release JSONs and (in the era's key order) the lock file.
+func (r *runner) payloadImages() error {
+	res := r.result
+	byKey := map[string]*lock.ImageDigests{}
+	for _, a := range r.arches {
+		imgs, err := r.payloads[a].Images(r.era)
 		if err != nil {
-			return fmt.Errorf("bundle %s: %w", res.Resolution.Bundle.Ref, err)
-		}
-		res.Excluded = tr.Excluded
-		res.Warnings = append(res.Warnings, tr.Warnings...)
-		for _, img := range tr.Images {
-			if img.Undeclared {
-				res.UndeclaredImages = append(res.UndeclaredImages, img)
-			}
-		}
-		return nil
-	}); err != nil {
-		return err
-	}
-
-	if err := r.phase(ctx, "images", func() error {
-		for _, a := range arches {
-			archImages[a] = map[string]string{}
-		}
-		resolved := map[string]*source.ImageDigests{}
-		for i := range res.Resolution.RelatedImages {
-			ri := &res.Resolution.RelatedImages[i]
-			resolved[ri.Image] = ri
-		}
-		for _, img := range tr.Images {
-			d := resolved[img.Ref]
-			if d == nil {
-				var err error
-				r.fetching = img.Ref
-				if d, err = r.src.ImageDigests(ctx, img.Ref, arches); err != nil {
-					return fmt.Errorf("relatedImage %s (%s): %w", img.Name, img.Ref, err)
-				}
-			}
-			repo := source.Repository(img.Ref)
-			li := lock.ImageDigests{Key: img.Key, Name: img.Name, From: "bundle", Repository: repo,
-				ListDigest: d.ListDigest, Arch: map[string]string{}}
-			for _, a := range arches {
-				dg, ok := d.For(a)
-				if !ok {
-					return fmt.Errorf("relatedImage %s (%s): no digest for %s", img.Name, img.Ref, a)
-				}
-				archImages[a][img.Key] = repo + "@" + dg
-				li.Arch[a] = dg
-			}
-			r.lockImages = append(r.lockImages, li)
-		}
-		payloadImages := map[string]*lock.ImageDigests{}
-		for _, a := range arches {
-			imgs, err := payloads[a].Images(r.era)
-			if err != nil {
-				return fmt.Errorf("payload %s: %w", payloadRef(res.Resolution, a), err)
-			}
-			for _, k := range r.era.PayloadImages {
-				v, ok := imgs[k.Key]
-				if !ok {
-					return fmt.Errorf("payload %s: image-references has no tag %q", payloadRef(res.Resolution, a), k.Name)
-				}
-				archImages[a][k.Key] = v
-				li := payloadImages[k.Key]
-				if li == nil {
-					li = &lock.ImageDigests{Key: k.Key, Name: k.Name, From: "payload", Repository: source.Repository(v), Arch: map[string]string{}}
-					payloadImages[k.Key] = li
-				}
-				li.Arch[a] = v
-			}
+			return fmt.Errorf("payload %s: %w", payloadRef(res.Resolution, a), err)
 		}
 		for _, k := range r.era.PayloadImages {
-			if li := payloadImages[k.Key]; li != nil {
-				r.lockImages = append(r.lockImages, *li)
+			v, ok := imgs[k.Key]
+			if !ok {
+				return fmt.Errorf("payload %s: image-references has no tag %q", payloadRef(res.Resolution, a), k.Name)
 			}
-		}
-		res.Images = archImages
-		res.ReleaseChanges = map[string]*release.Change{}
-		for _, a := range arches {
-			rel := releasePath(a)
-			merged, change, err := release.MergeWith(r.releaseData[a], r.era, archImages[a], r.mergeOptions(tr))
-			if err != nil {
-				return fmt.Errorf("%s: %w", rel, err)
+			r.archImages[a][k.Key] = v
+			li := byKey[k.Key]
+			if li == nil {
+				li = &lock.ImageDigests{Key: k.Key, Name: k.Name, From: "payload", Repository: source.Repository(v), Arch: map[string]string{}}
+				byKey[k.Key] = li
 			}
-			outputFiles[rel] = merged
-			res.ReleaseChanges[a] = change
+			li.Arch[a] = v
 		}
-		return nil
-	}); err != nil {
-		return err
 	}
-
-	if err := r.phase(ctx, "render", func() error {
-		var err error
-		managed, err = r.render(tr, snap, assets, outputFiles)
-		return err
-	}); err != nil {
-		return err
+	for _, k := range r.era.PayloadImages {
+		if li := byKey[k.Key]; li != nil {
+			r.lockImages = append(r.lockImages, *li)
+		}
 	}
+	return nil
+}
 
-	recipes, err := r.records(outputFiles)
+// mergeReleases merges each arch's images into the tree's release JSON.
+func (r *runner) mergeReleases() error {
+	res := r.result
+	res.Images = r.archImages
+	res.ReleaseChanges = map[string]*release.Change{}
+	for _, a := range r.arches {
+		rel := releasePath(a)
+		merged, change, err := release.MergeWith(r.releaseData[a], r.era, r.archImages[a], r.mergeOptions(r.translated))
+		if err != nil {
+			return fmt.Errorf("%s: %w", rel, err)
+		}
+		r.files[rel] = merged
+		res.ReleaseChanges[a] = change
+	}
+	return nil
+}
+
+// addLockAndRecipes adds the lock file and MicroShift's asset recipes to the files to write.
+func (r *runner) addLockAndRecipes() error {
+	recipes, err := r.records(r.files)
 	if err != nil {
 		return err
 	}
-	lk := r.buildLock(outputFiles, assets)
+	lk := r.buildLock(r.files, r.assets)
 	r.newLock = lk
 	data, err := lk.Marshal()
 	if err != nil {
 		return fmt.Errorf("encoding the lock file: %w", err)
 	}
-	outputFiles[lock.Path] = data
+	r.files[lock.Path] = data
 	// The recipes are MicroShift's files that other rebases edit too: written, not locked.
 	for p, d := range recipes {
-		outputFiles[p] = d
+		r.files[p] = d
 	}
-
-	return r.phase(ctx, "write", func() error { return r.finish(outputFiles, managed) })
+	return nil
 }
 
 // mergeOptions adds the bundle's undeclared images to the release keys, and retires bundle
@@ -477,80 +510,93 @@ func (r *runner) mergeOptions(tr *bundle.Result) release.MergeOptions {
 	return o
 }
 
-func (r *runner) finish(files map[string][]byte, managed []string) error {
+// write writes the rendered files into the checkout (or, by mode, only plans, diffs or
+// checks them against it).
+func (r *runner) write(context.Context) error {
+	if r.opts.Mode == ModeCheck {
+		return r.check()
+	}
+	return r.writeTree()
+}
+
+// check compares the tree and its lock file with what the lock's inputs rendered.
+func (r *runner) check() error {
 	res := r.result
 	root := r.opts.MicroShiftDir
-	switch r.opts.Mode {
-	case ModeCheck:
-		// The lock is the input here; its tool version may legitimately differ.
-		cmp := make(map[string][]byte, len(files))
-		for k, v := range files {
-			if k != lock.Path {
-				cmp[k] = v
-			}
+	// The lock is the input here; its tool version may legitimately differ.
+	cmp := make(map[string][]byte, len(r.files))
+	for k, v := range r.files {
+		if k != lock.Path {
+			cmp[k] = v
 		}
-		plan, err := tree.Compute(root, cmp, managed)
-		if err != nil {
-			return err
-		}
-		res.Plan = plan
-		// The lock itself is verified too: an edited hash or input is drift, not "no changes".
-		lockDrift := append(res.old.CheckFiles(os.DirFS(root)), lock.Compare(res.old, r.newLock)...)
-		res.LockDrift = lockDrift
-		if plan.Changed() || len(lockDrift) > 0 {
-			res.Drift = true
-			if res.Diff, err = tree.Diff(root, cmp, managed); err != nil {
-				return err
-			}
-			parts := []string{}
-			if plan.Changed() {
-				parts = append(parts, summarizePlan(plan))
-			}
-			if len(lockDrift) > 0 {
-				parts = append(parts, "lock file "+lock.Path+": "+strings.Join(lockDrift, "; "))
-			}
-			return fmt.Errorf("%w: %s", ErrDrift, strings.Join(parts, "; "))
-		}
-		return nil
-	default:
-		plan, err := tree.Compute(root, files, managed)
-		if err != nil {
-			return err
-		}
-		res.Plan = plan
-		if res.Semantic, res.Formatting, err = classify(root, plan, files); err != nil {
-			return err
-		}
-		var before map[string][]byte
-		if r.opts.PRBody != "" {
-			if before, err = snapshotBefore(root, plan); err != nil {
-				return err
-			}
-		}
-		if r.opts.Mode == ModeDiff {
-			if res.Diff, err = tree.Diff(root, files, managed); err != nil {
-				return err
-			}
-		}
-		if r.opts.Mode == ModeWrite {
-			if res.Plan, err = tree.Write(root, files, managed); err != nil {
-				return err
-			}
-		}
-		if r.opts.PRBody != "" {
-			if err := r.writePRBody(plan, before, files); err != nil {
-				return err
-			}
-		}
-		if r.opts.Mode == ModeWrite && r.opts.Commit && res.Plan.Changed() {
-			commits, err := gitCommitPhases(root, managed)
-			res.Commits = commits
-			if err != nil {
-				return err
-			}
-		}
+	}
+	plan, err := tree.Compute(root, cmp, r.managed)
+	if err != nil {
+		return err
+	}
+	res.Plan = plan
+	// The lock itself is verified too: an edited hash or input is drift, not "no changes".
+	lockDrift := append(res.old.CheckFiles(os.DirFS(root)), lock.Compare(res.old, r.newLock)...)
+	res.LockDrift = lockDrift
+	if !plan.Changed() && len(lockDrift) == 0 {
 		return nil
 	}
+	res.Drift = true
+	if res.Diff, err = tree.Diff(root, cmp, r.managed); err != nil {
+		return err
+	}
+	parts := []string{}
+	if plan.Changed() {
+		parts = append(parts, summarizePlan(plan))
+	}
+	if len(lockDrift) > 0 {
+		parts = append(parts, "lock file "+lock.Path+": "+strings.Join(lockDrift, "; "))
+	}
+	return fmt.Errorf("%w: %s", ErrDrift, strings.Join(parts, "; "))
+}
+
+// writeTree plans the change to the tree, then by mode diffs or writes it, writes the PR
+// body and commits.
+func (r *runner) writeTree() error {
+	res := r.result
+	root, files, managed := r.opts.MicroShiftDir, r.files, r.managed
+	plan, err := tree.Compute(root, files, managed)
+	if err != nil {
+		return err
+	}
+	res.Plan = plan
+	if res.Semantic, res.Formatting, err = classify(root, plan, files); err != nil {
+		return err
+	}
+	var before map[string][]byte
+	if r.opts.PRBody != "" {
+		if before, err = snapshotBefore(root, plan); err != nil {
+			return err
+		}
+	}
+	if r.opts.Mode == ModeDiff {
+		if res.Diff, err = tree.Diff(root, files, managed); err != nil {
+			return err
+		}
+	}
+	if r.opts.Mode == ModeWrite {
+		if res.Plan, err = tree.Write(root, files, managed); err != nil {
+			return err
+		}
+	}
+	if r.opts.PRBody != "" {
+		if err := r.writePRBody(plan, before, files); err != nil {
+			return err
+		}
+	}
+	if r.opts.Mode == ModeWrite && r.opts.Commit && res.Plan.Changed() {
+		commits, err := gitCommitPhases(root, managed)
+		res.Commits = commits
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // writePRBody writes the markdown body for --pr-body. It is written after the tree so a

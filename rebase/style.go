@@ -1,6 +1,7 @@
 package rebase
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -10,7 +11,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/lvms-rebase/lvms-rebase/rebase/bundle"
 	"github.com/lvms-rebase/lvms-rebase/rebase/keepstyle"
 	"github.com/lvms-rebase/lvms-rebase/rebase/recipe"
 	"github.com/lvms-rebase/lvms-rebase/rebase/render"
@@ -19,9 +19,10 @@ import (
 	"github.com/lvms-rebase/lvms-rebase/rebase/tree"
 )
 
-// render renders the era's overlays into files (kept byte for byte where their meaning did
-// not change) and returns the managed directories.
-func (r *runner) render(tr *bundle.Result, snap *snapshot.Result, assets *snapshot.Assets, files map[string][]byte) ([]string, error) {
+// render renders the era's overlays into the files to write (kept byte for byte where their
+// meaning did not change) and records the directories the run manages.
+func (r *runner) render(context.Context) error {
+	tr, snap, assets := r.translated, r.snap, r.assets
 	out, err := render.Render(render.Input{
 		Era:        r.era,
 		Kustomize:  r.opts.Kustomize,
@@ -30,20 +31,21 @@ func (r *runner) render(tr *bundle.Result, snap *snapshot.Result, assets *snapsh
 		Aggregates: snapshotAggregates(snap),
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	bases, err := upstreamBases(snap, assets)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	styled, err := keepStyle(r.opts.MicroShiftDir, out.Files, bases)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	for p, d := range styled {
-		files[p] = d
+		r.files[p] = d
 	}
-	return out.ManagedDirs, nil
+	r.managed = out.ManagedDirs
+	return nil
 }
 
 // snapshotAggregates turns the snapshot translation's kept multi-document files into render
