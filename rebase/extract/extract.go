@@ -245,10 +245,17 @@ func cleanName(name string) (string, error) {
 	return p, nil
 }
 
+// whiteouts are the deletions a layer records: single paths and opaque directories.
+type whiteouts struct {
+	paths, opaques []string
+}
+
+// layer extracts the wanted regular files of one layer tar and applies (bottom-up) or
+// records (top-down) its whiteouts.
 func (x *extractor) layer(r io.Reader, name string, m mode) error {
 	tr := tar.NewReader(&budgetReader{r: r, x: x})
 	x.thisLyr = map[string]bool{}
-	var whiteouts, opaques []string
+	var wh whiteouts
 	for {
 		hdr, err := tr.Next()
 		if errors.Is(err, io.EOF) {
@@ -257,86 +264,114 @@ func (x *extractor) layer(r io.Reader, name string, m mode) error {
 		if err != nil {
 			return fmt.Errorf("reading tar %s: %w", name, err)
 		}
-		size := hdr.Size
-		if size < 0 {
-			size = 0
+		if err := x.entry(tr, hdr, name, m, &wh); err != nil {
+			return err
 		}
-		x.used += tarBlock + size
-		if x.used > x.opts.MaxImageSize {
-			return fmt.Errorf("%s: entry %q: more than %d uncompressed bytes in this image (raise the per-image cap to allow): %w",
-				name, hdr.Name, x.opts.MaxImageSize, ErrTooLarge)
-		}
-		p, err := cleanName(hdr.Name)
-		if err != nil {
-			return fmt.Errorf("%s: %w", name, err)
-		}
-		if p == "" {
-			continue
-		}
-		dir, base := path.Split(p)
-		dir = strings.TrimSuffix(dir, "/")
-		if strings.HasPrefix(base, whiteoutPrefix) {
-			if base == whiteoutOpaque {
-				if x.matters(dir) {
-					opaques = append(opaques, dir)
-				}
-			} else if target := path.Join(dir, strings.TrimPrefix(base, whiteoutPrefix)); x.matters(target) {
-				whiteouts = append(whiteouts, target)
-			}
-			continue
-		}
-		switch hdr.Typeflag {
-		case tar.TypeDir:
-			continue
-		case tar.TypeReg, tar.TypeRegA: //nolint:staticcheck // old archives still use '\x00'
-		default:
-			if x.matters(p) {
-				return fmt.Errorf("%s: %w: %s entry %q (link target %q) where regular files are wanted",
-					name, ErrUnsafe, typeName(hdr.Typeflag), hdr.Name, hdr.Linkname)
-			}
-			continue
-		}
-		if !x.wanted(p) {
-			continue
-		}
-		// A backslash is an ordinary character on Linux (systemd's escaped unit names in a
-		// base layer), but a separator elsewhere: refused only in what gets written.
-		if strings.Contains(p, "\\") {
-			return fmt.Errorf("%s: %w: invalid character in %q", name, ErrUnsafe, hdr.Name)
-		}
-		if len(p) > maxPathLen || strings.Count(p, "/") >= maxPathDepth {
-			return fmt.Errorf("%s: %w: entry %.120q… is %d bytes and %d directories deep (limits %d and %d)",
-				name, ErrUnsafe, p, len(p), strings.Count(p, "/"), maxPathLen, maxPathDepth)
-		}
-		if hdr.Size > x.opts.MaxFileSize {
-			return fmt.Errorf("%s: file %q is %d bytes, over the per-file cap of %d: %w", name, p, hdr.Size, x.opts.MaxFileSize, ErrTooLarge)
-		}
-		if m == modeTopDown && x.shadowed(p) {
-			continue
-		}
-		if err := x.write(p, tr, hdr.Size); err != nil {
-			return fmt.Errorf("%s: writing %q: %w", name, p, err)
-		}
-		x.thisLyr[p] = true
-		x.files[p] = true
 	}
+	return x.whiteouts(name, m, wh)
+}
+
+// entry handles one tar entry: budget, name checks, whiteouts, and writing a wanted file.
+func (x *extractor) entry(tr *tar.Reader, hdr *tar.Header, name string, m mode, wh *whiteouts) error {
+	size := hdr.Size
+	if size < 0 {
+		size = 0
+	}
+	x.used += tarBlock + size
+	if x.used > x.opts.MaxImageSize {
+		return fmt.Errorf("%s: entry %q: more than %d uncompressed bytes in this image (raise the per-image cap to allow): %w",
+			name, hdr.Name, x.opts.MaxImageSize, ErrTooLarge)
+	}
+	p, err := cleanName(hdr.Name)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	if p == "" || x.whiteout(p, wh) {
+		return nil
+	}
+	switch hdr.Typeflag {
+	case tar.TypeDir:
+		return nil
+	case tar.TypeReg, tar.TypeRegA: //nolint:staticcheck // old archives still use '\x00'
+	default:
+		if x.matters(p) {
+			return fmt.Errorf("%s: %w: %s entry %q (link target %q) where regular files are wanted",
+				name, ErrUnsafe, typeName(hdr.Typeflag), hdr.Name, hdr.Linkname)
+		}
+		return nil
+	}
+	if !x.wanted(p) {
+		return nil
+	}
+	if err := x.checkWanted(p, hdr, name); err != nil {
+		return err
+	}
+	if m == modeTopDown && x.shadowed(p) {
+		return nil
+	}
+	if err := x.write(p, tr, hdr.Size); err != nil {
+		return fmt.Errorf("%s: writing %q: %w", name, p, err)
+	}
+	x.thisLyr[p] = true
+	x.files[p] = true
+	return nil
+}
+
+// whiteout reports whether p is a whiteout entry, and collects it if it hides something
+// that matters.
+func (x *extractor) whiteout(p string, wh *whiteouts) bool {
+	dir, base := path.Split(p)
+	dir = strings.TrimSuffix(dir, "/")
+	if !strings.HasPrefix(base, whiteoutPrefix) {
+		return false
+	}
+	if base == whiteoutOpaque {
+		if x.matters(dir) {
+			wh.opaques = append(wh.opaques, dir)
+		}
+	} else if target := path.Join(dir, strings.TrimPrefix(base, whiteoutPrefix)); x.matters(target) {
+		wh.paths = append(wh.paths, target)
+	}
+	return true
+}
+
+// checkWanted refuses a wanted file whose name or size cannot be written safely.
+func (x *extractor) checkWanted(p string, hdr *tar.Header, name string) error {
+	// A backslash is an ordinary character on Linux (systemd's escaped unit names in a
+	// base layer), but a separator elsewhere: refused only in what gets written.
+	if strings.Contains(p, "\\") {
+		return fmt.Errorf("%s: %w: invalid character in %q", name, ErrUnsafe, hdr.Name)
+	}
+	if len(p) > maxPathLen || strings.Count(p, "/") >= maxPathDepth {
+		return fmt.Errorf("%s: %w: entry %.120q… is %d bytes and %d directories deep (limits %d and %d)",
+			name, ErrUnsafe, p, len(p), strings.Count(p, "/"), maxPathLen, maxPathDepth)
+	}
+	if hdr.Size > x.opts.MaxFileSize {
+		return fmt.Errorf("%s: file %q is %d bytes, over the per-file cap of %d: %w", name, p, hdr.Size, x.opts.MaxFileSize, ErrTooLarge)
+	}
+	return nil
+}
+
+// whiteouts applies a layer's whiteouts to what lower layers wrote (bottom-up), or records
+// them to hide what lower layers will offer (top-down).
+func (x *extractor) whiteouts(name string, m mode, wh whiteouts) error {
 	switch m {
 	case modeBottomUp:
-		for _, w := range whiteouts {
+		for _, w := range wh.paths {
 			if err := x.remove(w); err != nil {
 				return fmt.Errorf("%s: applying whiteout for %q: %w", name, w, err)
 			}
 		}
-		for _, d := range opaques {
+		for _, d := range wh.opaques {
 			if err := x.emptyDir(d); err != nil {
 				return fmt.Errorf("%s: applying opaque whiteout for %q: %w", name, d, err)
 			}
 		}
 	case modeTopDown:
-		for _, w := range whiteouts {
+		for _, w := range wh.paths {
 			x.hidden[w] = true
 		}
-		for _, d := range opaques {
+		for _, d := range wh.opaques {
 			x.opaque[d] = true
 		}
 	}

@@ -237,115 +237,141 @@ func (l *Lock) sort() {
 // Validate checks what a re-render needs: identity, every input digest, digest formats,
 // known architectures, and no duplicate architecture, image key or file path.
 func (l *Lock) Validate() error {
-	var errs []error
-	add := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
-	digest := func(field, d string, required bool) {
-		if d == "" {
-			if required {
-				add("%s: required", field)
-			}
-			return
+	v := &validator{}
+	v.identity(l)
+	v.inputs(l)
+	l.SnapshotAssets.validateFiles(v.add)
+	v.images(l.Images)
+	v.files(l.Files)
+	return errors.Join(v.errs...)
+}
+
+// validator collects every problem of a lock file, each naming its field.
+type validator struct {
+	errs []error
+}
+
+func (v *validator) add(format string, a ...any) { v.errs = append(v.errs, fmt.Errorf(format, a...)) }
+
+func (v *validator) digest(field, d string, required bool) {
+	if d == "" {
+		if required {
+			v.add("%s: required", field)
 		}
-		if !digestRE.MatchString(d) {
-			add("%s: %q: expected sha256:<64 hex digits>", field, d)
-		}
+		return
 	}
-	arch := func(field, a string) {
-		if !knownArch(a) {
-			add("%s: arch %q: expected one of %s", field, a, strings.Join(Arches, ", "))
-		}
+	if !digestRE.MatchString(d) {
+		v.add("%s: %q: expected sha256:<64 hex digits>", field, d)
 	}
+}
+
+func (v *validator) arch(field, a string) {
+	if !knownArch(a) {
+		v.add("%s: arch %q: expected one of %s", field, a, strings.Join(Arches, ", "))
+	}
+}
+
+// identity checks the lock's kind, tool version and the minors and rules it was made for.
+func (v *validator) identity(l *Lock) {
 	if l.APIVersion != APIVersion || l.Kind != Kind {
-		add("apiVersion/kind %q/%q: expected %s/%s", l.APIVersion, l.Kind, APIVersion, Kind)
+		v.add("apiVersion/kind %q/%q: expected %s/%s", l.APIVersion, l.Kind, APIVersion, Kind)
 	}
 	if l.ToolVersion == "" {
-		add("toolVersion: required")
+		v.add("toolVersion: required")
 	}
 	if !ocpRE.MatchString(l.OCP) {
-		add("ocp: %q: expected X.Y", l.OCP)
+		v.add("ocp: %q: expected X.Y", l.OCP)
 	}
 	if l.Era == "" {
-		add("era: required")
+		v.add("era: required")
 	}
 	if l.LVMS != nil && !ocpRE.MatchString(l.LVMS.Minor) {
-		add("lvms.minor: %q: expected X.Y", l.LVMS.Minor)
+		v.add("lvms.minor: %q: expected X.Y", l.LVMS.Minor)
 	}
 	if l.PayloadRule != "" && !slices.Contains(PayloadRules, l.PayloadRule) {
-		add("payloadRule: %q: expected one of %s", l.PayloadRule, strings.Join(PayloadRules, ", "))
+		v.add("payloadRule: %q: expected one of %s", l.PayloadRule, strings.Join(PayloadRules, ", "))
 	}
+}
+
+// inputs checks the bundle, the payloads and the snapshot-assets pin.
+func (v *validator) inputs(l *Lock) {
 	if l.Bundle.Ref == "" {
-		add("bundle.ref: required")
+		v.add("bundle.ref: required")
 	}
-	digest("bundle.digest", l.Bundle.Digest, true)
+	v.digest("bundle.digest", l.Bundle.Digest, true)
 	for _, a := range slices.Sorted(maps.Keys(l.Bundle.Arch)) {
-		arch("bundle.arch", a)
-		digest("bundle.arch."+a, l.Bundle.Arch[a], true)
+		v.arch("bundle.arch", a)
+		v.digest("bundle.arch."+a, l.Bundle.Arch[a], true)
 	}
 	if len(l.Payloads) == 0 {
-		add("payloads: at least one architecture required")
+		v.add("payloads: at least one architecture required")
 	}
 	seen := map[string]bool{}
 	for i, p := range l.Payloads {
 		f := fmt.Sprintf("payloads[%d]", i)
-		arch(f, p.Arch)
+		v.arch(f, p.Arch)
 		if seen[p.Arch] {
-			add("%s: arch %q listed twice", f, p.Arch)
+			v.add("%s: arch %q listed twice", f, p.Arch)
 		}
 		seen[p.Arch] = true
 		if p.Ref == "" {
-			add("%s.ref: required", f)
+			v.add("%s.ref: required", f)
 		}
-		digest(f+".digest", p.Digest, true)
+		v.digest(f+".digest", p.Digest, true)
 	}
 	if l.SnapshotAssets.Commit == "" {
-		add("snapshotAssets.commit: required")
+		v.add("snapshotAssets.commit: required")
 	}
-	if v := l.SnapshotAssets.SHA256; v != "" && !digestRE.MatchString(v) && !hexRE.MatchString(v) {
-		add("snapshotAssets.sha256: %q: expected sha256:<64 hex digits> or 64 hex digits", v)
+	if s := l.SnapshotAssets.SHA256; s != "" && !digestRE.MatchString(s) && !hexRE.MatchString(s) {
+		v.add("snapshotAssets.sha256: %q: expected sha256:<64 hex digits> or 64 hex digits", s)
 	}
-	l.SnapshotAssets.validateFiles(add)
+}
+
+func (v *validator) images(images []ImageDigests) {
 	keys := map[string]bool{}
-	for i, img := range l.Images {
+	for i, img := range images {
 		f := fmt.Sprintf("images[%d] (%s)", i, img.Key)
 		if img.Key == "" {
-			add("%s: key required", f)
+			v.add("%s: key required", f)
 		}
 		if keys[img.Key] {
-			add("%s: key listed twice", f)
+			v.add("%s: key listed twice", f)
 		}
 		keys[img.Key] = true
 		if img.From != "" && img.From != "bundle" && img.From != "payload" {
-			add("%s.from: %q: expected bundle or payload", f, img.From)
+			v.add("%s.from: %q: expected bundle or payload", f, img.From)
 		}
-		digest(f+".listDigest", img.ListDigest, false)
+		v.digest(f+".listDigest", img.ListDigest, false)
 		if len(img.Arch) == 0 {
-			add("%s.arch: at least one architecture required", f)
+			v.add("%s.arch: at least one architecture required", f)
 		}
 		for _, a := range slices.Sorted(maps.Keys(img.Arch)) {
-			arch(f+".arch", a)
-			if v := img.Arch[a]; !digestRE.MatchString(v) && !digestRefRE.MatchString(v) {
-				add("%s.arch.%s: %q: expected sha256:<64 hex digits> or <repository>@sha256:<64 hex digits>", f, a, v)
+			v.arch(f+".arch", a)
+			if d := img.Arch[a]; !digestRE.MatchString(d) && !digestRefRE.MatchString(d) {
+				v.add("%s.arch.%s: %q: expected sha256:<64 hex digits> or <repository>@sha256:<64 hex digits>", f, a, d)
 			}
 		}
 	}
+}
+
+func (v *validator) files(files []File) {
 	paths := map[string]bool{}
-	for i, file := range l.Files {
+	for i, file := range files {
 		f := fmt.Sprintf("files[%d] (%s)", i, file.Path)
 		if file.Path == "" || strings.HasPrefix(file.Path, "/") || strings.Contains(file.Path, "..") {
-			add("%s: expected a relative path inside the checkout", f)
+			v.add("%s: expected a relative path inside the checkout", f)
 		}
 		if file.Path == Path {
-			add("%s: the lock cannot record its own checksum", f)
+			v.add("%s: the lock cannot record its own checksum", f)
 		}
 		if paths[file.Path] {
-			add("%s: path listed twice", f)
+			v.add("%s: path listed twice", f)
 		}
 		paths[file.Path] = true
 		if !hexRE.MatchString(file.SHA256) {
-			add("%s.sha256: %q: expected 64 hex digits", f, file.SHA256)
+			v.add("%s.sha256: %q: expected 64 hex digits", f, file.SHA256)
 		}
 	}
-	return errors.Join(errs...)
 }
 
 // SetFiles records the sha256 of every file of a rendered set, except the lock itself.

@@ -264,6 +264,45 @@ func GoArch(name string) (string, error) { return arch.GoArch(name) }
 // New validates opts and builds a Source. It reads the IDMS file and locates the auth files
 // but contacts no registry.
 func New(opts Options) (*Source, error) {
+	opts = withDefaults(opts)
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	arches, err := checkOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	s := &Source{opts: opts, log: log, arches: arches, ociIdx: map[string]*ociLayout{}}
+	if opts.IDMSFile != "" {
+		if s.idms, err = loadIDMS(opts.IDMSFile); err != nil {
+			return nil, err
+		}
+	}
+	if s.keychain, err = newFileKeychain(opts.AuthFile, log); err != nil {
+		return nil, err
+	}
+	dir := opts.CacheDir
+	if dir == "" {
+		if dir, err = DefaultCacheDir(); err != nil {
+			return nil, err
+		}
+	}
+	s.cache = &cache{dir: dir}
+	s.base = opts.Transport
+	if s.base == nil {
+		s.base = http.DefaultTransport
+	}
+	rt := &retryTransport{inner: newInsecureTransport(s.base, opts.Insecure), opts: opts.Retry, log: log}
+	s.client = &http.Client{Transport: rt}
+	if s.puller, err = remote.NewPuller(s.baseRemoteOpts()...); err != nil {
+		return nil, fmt.Errorf("setting up registry access: %w", err)
+	}
+	return s, nil
+}
+
+// withDefaults fills the options left zero with the defaults.
+func withDefaults(opts Options) Options {
 	if opts.BundleRepo == "" {
 		opts.BundleRepo = DefaultBundleRepo
 	}
@@ -294,10 +333,12 @@ func New(opts Options) (*Source, error) {
 	if opts.Retry.StallTimeout <= 0 {
 		opts.Retry.StallTimeout = time.Minute
 	}
-	log := opts.Logger
-	if log == nil {
-		log = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
+	return opts
+}
+
+// checkOptions checks the architectures, pins and mirrors, and returns the architectures
+// without duplicates, in the order given.
+func checkOptions(opts Options) ([]string, error) {
 	seen := map[string]bool{}
 	var arches []string
 	for _, a := range opts.Arches {
@@ -319,39 +360,7 @@ func New(opts Options) (*Source, error) {
 			return nil, fmt.Errorf("mirror %q: want SRC=DST", m.String())
 		}
 	}
-	s := &Source{opts: opts, log: log, arches: arches, ociIdx: map[string]*ociLayout{}}
-	if opts.IDMSFile != "" {
-		rules, err := loadIDMS(opts.IDMSFile)
-		if err != nil {
-			return nil, err
-		}
-		s.idms = rules
-	}
-	kc, err := newFileKeychain(opts.AuthFile, log)
-	if err != nil {
-		return nil, err
-	}
-	s.keychain = kc
-	dir := opts.CacheDir
-	if dir == "" {
-		d, err := DefaultCacheDir()
-		if err != nil {
-			return nil, err
-		}
-		dir = d
-	}
-	s.cache = &cache{dir: dir}
-	base := opts.Transport
-	if base == nil {
-		base = http.DefaultTransport
-	}
-	s.base = base
-	rt := &retryTransport{inner: newInsecureTransport(base, opts.Insecure), opts: opts.Retry, log: log}
-	s.client = &http.Client{Transport: rt}
-	if s.puller, err = remote.NewPuller(s.baseRemoteOpts()...); err != nil {
-		return nil, fmt.Errorf("setting up registry access: %w", err)
-	}
-	return s, nil
+	return arches, nil
 }
 
 // DefaultCacheDir is $XDG_CACHE_HOME/lvms-rebase (os.UserCacheDir's answer).

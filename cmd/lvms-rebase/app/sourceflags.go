@@ -2,6 +2,7 @@ package app
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -102,37 +103,15 @@ func (f *SourceFlags) Options() (source.Options, error) {
 	if f.Timeout < 0 {
 		return o, usageError("--timeout: must not be negative")
 	}
-	switch {
-	case f.AuthFile != "" && f.RegistryConfig != "" && f.AuthFile != f.RegistryConfig:
-		return o, usageError("-a/--authfile and --registry-config name different files; give one")
-	case f.AuthFile != "":
-		o.AuthFile = f.AuthFile
-	default:
-		o.AuthFile = f.RegistryConfig
+	var err error
+	if o.AuthFile, err = f.authFile(); err != nil {
+		return o, err
 	}
-	for _, h := range f.Insecure {
-		host := strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(strings.TrimSpace(h), "https://"), "http://"), "/")
-		// The value is compared with request hosts; anything else would silently never match.
-		if host == "" || strings.ContainsAny(host, "/@ ") {
-			return o, usageError("--insecure-registry %q: want HOST[:PORT], e.g. mirror.local:5000", h)
-		}
-		o.Insecure = append(o.Insecure, host)
+	if o.Insecure, err = f.insecureHosts(); err != nil {
+		return o, err
 	}
-	seen := map[string]bool{}
-	for _, a := range f.Arches {
-		// Go names are accepted but everything downstream (payload tags, --ocp-release-<arch>,
-		// {arch}, outputs) speaks MicroShift's, and amd64 next to x86_64 is the same arch.
-		a, err := arch.MicroShift(strings.TrimSpace(a))
-		if err != nil {
-			return o, usageError("--arch: %v", err)
-		}
-		if !seen[a] {
-			seen[a] = true
-			o.Arches = append(o.Arches, a)
-		}
-	}
-	if len(o.Arches) == 0 {
-		return o, usageError("--arch: name at least one architecture")
+	if o.Arches, err = f.arches(); err != nil {
+		return o, err
 	}
 	for _, m := range f.Mirrors {
 		pm, err := source.ParseMirror(m)
@@ -141,35 +120,12 @@ func (f *SourceFlags) Options() (source.Options, error) {
 		}
 		o.Mirrors = append(o.Mirrors, pm)
 	}
-	pins := map[string]string{}
-	for _, a := range o.Arches {
-		if p := f.ReleaseArch[a]; p != nil && *p != "" {
-			pins[a] = *p
-		} else if f.Release != "" {
-			pins[a] = strings.ReplaceAll(f.Release, "{arch}", a)
-		}
-	}
-	for _, a := range pinArches {
-		if p := f.ReleaseArch[a]; p != nil && *p != "" && !seen[a] {
-			return o, usageError("--ocp-release-%s given but %s is not in --arch", a, a)
-		}
-	}
-	if len(pins) > 0 {
-		var missing []string
-		for _, a := range o.Arches {
-			if pins[a] == "" {
-				missing = append(missing, a)
-			}
-		}
-		if len(missing) > 0 {
-			return o, usageError("payload pinned for some arches but not %s: add --ocp-release-%s, or use --ocp-release with a {arch} placeholder", strings.Join(missing, ", "), missing[0])
-		}
-		o.ReleaseRefs = pins
+	if o.ReleaseRefs, err = f.releasePins(o.Arches); err != nil {
+		return o, err
 	}
 	if err := checkRefFlags(f, o); err != nil {
 		return o, err
 	}
-	var err error
 	if o.MaxFileSize, err = parseSize("max-file-size", f.MaxFileSize); err != nil {
 		return o, err
 	}
@@ -180,6 +136,86 @@ func (f *SourceFlags) Options() (source.Options, error) {
 		return o, usageError("--max-file-size (%d) is larger than --max-image-size (%d)", o.MaxFileSize, o.MaxImageSize)
 	}
 	return o, nil
+}
+
+// authFile is -a/--authfile or its oc spelling --registry-config; both naming different
+// files is a usage error.
+func (f *SourceFlags) authFile() (string, error) {
+	switch {
+	case f.AuthFile != "" && f.RegistryConfig != "" && f.AuthFile != f.RegistryConfig:
+		return "", usageError("-a/--authfile and --registry-config name different files; give one")
+	case f.AuthFile != "":
+		return f.AuthFile, nil
+	default:
+		return f.RegistryConfig, nil
+	}
+}
+
+// insecureHosts are the --insecure-registry values as HOST[:PORT].
+func (f *SourceFlags) insecureHosts() ([]string, error) {
+	var out []string
+	for _, h := range f.Insecure {
+		host := strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(strings.TrimSpace(h), "https://"), "http://"), "/")
+		// The value is compared with request hosts; anything else would silently never match.
+		if host == "" || strings.ContainsAny(host, "/@ ") {
+			return nil, usageError("--insecure-registry %q: want HOST[:PORT], e.g. mirror.local:5000", h)
+		}
+		out = append(out, host)
+	}
+	return out, nil
+}
+
+// arches are the --arch values in MicroShift's names, without duplicates.
+func (f *SourceFlags) arches() ([]string, error) {
+	seen := map[string]bool{}
+	var out []string
+	for _, a := range f.Arches {
+		// Go names are accepted but everything downstream (payload tags, --ocp-release-<arch>,
+		// {arch}, outputs) speaks MicroShift's, and amd64 next to x86_64 is the same arch.
+		a, err := arch.MicroShift(strings.TrimSpace(a))
+		if err != nil {
+			return nil, usageError("--arch: %v", err)
+		}
+		if !seen[a] {
+			seen[a] = true
+			out = append(out, a)
+		}
+	}
+	if len(out) == 0 {
+		return nil, usageError("--arch: name at least one architecture")
+	}
+	return out, nil
+}
+
+// releasePins are the payload pins per arch from --ocp-release-<arch> and --ocp-release
+// (nil when none): all arches or none.
+func (f *SourceFlags) releasePins(arches []string) (map[string]string, error) {
+	pins := map[string]string{}
+	for _, a := range arches {
+		if p := f.ReleaseArch[a]; p != nil && *p != "" {
+			pins[a] = *p
+		} else if f.Release != "" {
+			pins[a] = strings.ReplaceAll(f.Release, "{arch}", a)
+		}
+	}
+	for _, a := range pinArches {
+		if p := f.ReleaseArch[a]; p != nil && *p != "" && !slices.Contains(arches, a) {
+			return nil, usageError("--ocp-release-%s given but %s is not in --arch", a, a)
+		}
+	}
+	if len(pins) == 0 {
+		return nil, nil
+	}
+	var missing []string
+	for _, a := range arches {
+		if pins[a] == "" {
+			missing = append(missing, a)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, usageError("payload pinned for some arches but not %s: add --ocp-release-%s, or use --ocp-release with a {arch} placeholder", strings.Join(missing, ", "), missing[0])
+	}
+	return pins, nil
 }
 
 // String summarises where images come from, for logs.
