@@ -72,3 +72,24 @@ func TestCheck(t *testing.T) {
 		})
 	}
 }
+
+// TestRebasePhases holds the rebase runner's phase methods to the preferred 60 lines: each
+// is one unit a reader takes in at once.
+func TestRebasePhases(t *testing.T) {
+	phases := []string{"resolve", "fetchBundle", "fetchPayloads", "snapshotAssets", "translate", "images", "render", "write"}
+	root, err := filepath.Abs("../../rebase")
+	if err != nil {
+		t.Fatal(err)
+	}
+	found, err := Check(root, Options{Max: 60, Exclude: []string{"bundle", "era", "extract", "fixtures", "keepstyle", "lock", "payload", "recipe", "render", "snapshot", "source", "testregistry", "tree"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range found {
+		for _, p := range phases {
+			if f.Func == "(runner)."+p {
+				t.Errorf("phase method %s (limit 60): split it", f)
+			}
+		}
+	}
+}
