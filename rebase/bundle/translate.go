@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/lvms-rebase/lvms-rebase/internal/kinds"
 	"github.com/lvms-rebase/lvms-rebase/rebase/era"
 )
 
@@ -91,7 +92,7 @@ var kindOrder = []string{
 }
 
 // bundleKinds says how each kind a bundle may carry besides the CSV is handled: true = can be
-// shipped (namespaced or not is decided by clusterScoped), false = known but never shipped by
+// shipped (namespaced or not is decided by kinds.ClusterScoped), false = known but never shipped by
 // MicroShift (monitoring objects need Prometheus Operator, which MicroShift lacks). Any other
 // kind fails the translation: a new kind in a bundle needs a decision, not silent dropping.
 var bundleKinds = map[string]bool{
@@ -105,14 +106,6 @@ var bundleKinds = map[string]bool{
 	"ConfigMap":                true,
 	"PrometheusRule":           false,
 	"ServiceMonitor":           false,
-}
-
-var clusterScoped = map[string]bool{
-	"CustomResourceDefinition":       true,
-	"ClusterRole":                    true,
-	"ClusterRoleBinding":             true,
-	"ValidatingWebhookConfiguration": true,
-	"MutatingWebhookConfiguration":   true,
 }
 
 type translator struct {
@@ -584,7 +577,7 @@ func (t *translator) bundleObjects() error {
 			delete(meta, "creationTimestamp")
 		}
 		delete(obj, "status")
-		if clusterScoped[kind] {
+		if kinds.ClusterScoped(kind) {
 			delete(meta, "namespace")
 		} else {
 			meta["namespace"] = t.ns

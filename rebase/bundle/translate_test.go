@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
+	"github.com/lvms-rebase/lvms-rebase/internal/kinds"
 	"github.com/lvms-rebase/lvms-rebase/rebase/era"
 )
 
@@ -131,10 +132,10 @@ func checkInvariants(t testing.TB, r *Result) {
 		if o.GetName() == "" || o.GetAPIVersion() == "" {
 			t.Errorf("object %s without name or apiVersion", key)
 		}
-		if clusterScoped[o.GetKind()] && o.GetNamespace() != "" {
+		if kinds.ClusterScoped(o.GetKind()) && o.GetNamespace() != "" {
 			t.Errorf("cluster-scoped %s has a namespace", key)
 		}
-		if !clusterScoped[o.GetKind()] && o.GetNamespace() == "" {
+		if !kinds.ClusterScoped(o.GetKind()) && o.GetNamespace() == "" {
 			t.Errorf("namespaced %s has no namespace", key)
 		}
 		if _, found, _ := unstructured.NestedFieldNoCopy(o.Object, "roleRef", "namespace"); found {

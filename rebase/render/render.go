@@ -30,6 +30,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
 
+	"github.com/lvms-rebase/lvms-rebase/internal/kinds"
 	"github.com/lvms-rebase/lvms-rebase/rebase/era"
 )
 
@@ -337,28 +338,12 @@ func ensureEmptyDir(dir string) error {
 	return nil
 }
 
-// ClusterScoped lists the cluster-scoped kinds the assets may contain; any other kind is
-// taken as namespaced.
-var ClusterScoped = map[string]bool{
-	"CSIDriver":                      true,
-	"ClusterRole":                    true,
-	"ClusterRoleBinding":             true,
-	"CustomResourceDefinition":       true,
-	"MutatingWebhookConfiguration":   true,
-	"Namespace":                      true,
-	"PriorityClass":                  true,
-	"SecurityContextConstraints":     true,
-	"StorageClass":                   true,
-	"ValidatingWebhookConfiguration": true,
-	"VolumeSnapshotClass":            true,
-}
-
 // checkNamespaces rejects what MicroShift's typed decoders would silently accept: a
 // namespace on a cluster-scoped object (a legacy defect), and a namespaced object outside
 // the component's namespaces (e.g. the CSV's openshift-lvm-storage from LVMS 4.20 on).
 func checkNamespaces(files []File, allowed []string) error {
 	for _, f := range files {
-		if ClusterScoped[f.Kind] {
+		if kinds.ClusterScoped(f.Kind) {
 			if f.Namespace != "" {
 				return fmt.Errorf("%s %q is cluster-scoped but has namespace %q", f.Kind, f.Name, f.Namespace)
 			}
