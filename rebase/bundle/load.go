@@ -19,6 +19,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	k8syaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
+
+	"github.com/lvms-rebase/lvms-rebase/internal/jsonvalue"
 )
 
 // Bundle directory layout (operator-framework registry+v1).
@@ -198,7 +200,7 @@ func decodeOne(data []byte) (*unstructured.Unstructured, error) {
 	if first == nil {
 		return nil, nil
 	}
-	return &unstructured.Unstructured{Object: normalizeNumbers(first).(map[string]interface{})}, nil
+	return &unstructured.Unstructured{Object: jsonvalue.Normalize(first).(map[string]interface{})}, nil
 }
 
 // ParseCSV decodes and checks a ClusterServiceVersion: spec.version is set, the install

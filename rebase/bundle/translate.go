@@ -1,7 +1,6 @@
 package bundle
 
 import (
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/lvms-rebase/lvms-rebase/internal/jsonvalue"
 	"github.com/lvms-rebase/lvms-rebase/internal/kinds"
 	"github.com/lvms-rebase/lvms-rebase/rebase/era"
 )
@@ -324,7 +324,7 @@ func (t *translator) permissions() {
 			t.add(map[string]interface{}{
 				"apiVersion": rbacv1.SchemeGroupVersion.String(), "kind": group.roleKind,
 				"metadata": roleMeta,
-				"rules":    toJSONValue(p.Rules),
+				"rules":    rulesValue(p.Rules),
 			})
 			t.add(map[string]interface{}{
 				"apiVersion": rbacv1.SchemeGroupVersion.String(), "kind": group.bindingKind,
@@ -364,10 +364,7 @@ func (t *translator) deployments() error {
 			}
 			meta["labels"] = labels
 		}
-		specMap, ok := toJSONValue(spec).(map[string]interface{})
-		if !ok {
-			return fmt.Errorf("%s: spec.install.spec.deployments[%d] (%s): spec is not an object", t.where(), i, d.Name)
-		}
+		specMap := toJSONValue(spec)
 		t.add(map[string]interface{}{
 			"apiVersion": "apps/v1", "kind": "Deployment",
 			"metadata": meta,
@@ -431,10 +428,10 @@ func (t *translator) webhooks() error {
 		var ref *admissionregistrationv1.ServiceReference
 		if kind == "ValidatingWebhookConfiguration" {
 			h := w.GetValidatingWebhook(t.ns, nsSel, nil)
-			hook, ref = h, h.ClientConfig.Service
+			hook, ref = &h, h.ClientConfig.Service
 		} else {
 			h := w.GetMutatingWebhook(t.ns, nsSel, nil)
-			hook, ref = h, h.ClientConfig.Service
+			hook, ref = &h, h.ClientConfig.Service
 		}
 		ref.Name = svc
 		if w.ContainerPort == 0 {
@@ -481,7 +478,7 @@ func (t *translator) webhookService(i int, w v1alpha1.WebhookDescription) (strin
 			continue
 		}
 		var svc corev1.Service
-		if err := fromJSONValue(o.Object.Object, &svc); err != nil {
+		if err := jsonvalue.ToTyped(o.Object.Object, &svc); err != nil {
 			return "", fmt.Errorf("%s: decoding Service: %w", o.File, err)
 		}
 		if len(svc.Spec.Selector) == 0 {
@@ -642,65 +639,22 @@ func (t *translator) sortAndCheck() error {
 	return nil
 }
 
-// toJSONValue converts a typed value to its JSON form (maps, slices, strings, float64/int64,
-// bools) with null fields dropped, so that typed zero values such as
-// metadata.creationTimestamp do not show up as stray `null`s.
-func toJSONValue(v interface{}) interface{} {
-	data, err := json.Marshal(v)
+// toJSONValue converts a pointer to a typed API value to its unstructured form (see
+// jsonvalue.FromTyped).
+func toJSONValue(ptr interface{}) map[string]interface{} {
+	m, err := jsonvalue.FromTyped(ptr)
 	if err != nil {
-		// Values here are k8s API types, which always marshal.
-		panic(fmt.Sprintf("marshalling %T: %v", v, err))
+		// Values here are pointers to k8s API types, which always convert.
+		panic(err.Error())
 	}
-	var out interface{}
-	if err := json.Unmarshal(data, &out); err != nil {
-		panic(fmt.Sprintf("unmarshalling %T: %v", v, err))
-	}
-	return pruneNulls(normalizeNumbers(out))
+	return m
 }
 
-func fromJSONValue(v interface{}, into interface{}) error {
-	data, err := json.Marshal(v)
-	if err != nil {
-		return err
+// rulesValue converts policy rules to their unstructured form.
+func rulesValue(rules []rbacv1.PolicyRule) []interface{} {
+	out := make([]interface{}, 0, len(rules))
+	for i := range rules {
+		out = append(out, toJSONValue(&rules[i]))
 	}
-	return json.Unmarshal(data, into)
-}
-
-func pruneNulls(v interface{}) interface{} {
-	switch x := v.(type) {
-	case map[string]interface{}:
-		for k, val := range x {
-			if val == nil {
-				delete(x, k)
-				continue
-			}
-			x[k] = pruneNulls(val)
-		}
-	case []interface{}:
-		for i := range x {
-			x[i] = pruneNulls(x[i])
-		}
-	}
-	return v
-}
-
-// normalizeNumbers turns whole float64s (what encoding/json produces) into int64, the
-// integer type unstructured objects from the API machinery decoders hold, so objects from
-// both paths compare equal.
-func normalizeNumbers(v interface{}) interface{} {
-	switch x := v.(type) {
-	case map[string]interface{}:
-		for k, val := range x {
-			x[k] = normalizeNumbers(val)
-		}
-	case []interface{}:
-		for i := range x {
-			x[i] = normalizeNumbers(x[i])
-		}
-	case float64:
-		if x == float64(int64(x)) {
-			return int64(x)
-		}
-	}
-	return v
+	return out
 }

@@ -15,6 +15,7 @@ import (
 	k8syaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
+	"github.com/lvms-rebase/lvms-rebase/internal/jsonvalue"
 	"github.com/lvms-rebase/lvms-rebase/rebase/era"
 )
 
@@ -241,27 +242,8 @@ func decodeAll(data []byte) ([]map[string]interface{}, error) {
 		if k, _ := m["kind"].(string); k == "" {
 			return nil, fmt.Errorf("document %d has no kind", len(out)+1)
 		}
-		out = append(out, normalize(m).(map[string]interface{}))
+		out = append(out, jsonvalue.Normalize(m).(map[string]interface{}))
 	}
-}
-
-// normalize turns whole float64s into int64, as unstructured objects expect.
-func normalize(v interface{}) interface{} {
-	switch x := v.(type) {
-	case map[string]interface{}:
-		for k, val := range x {
-			x[k] = normalize(val)
-		}
-	case []interface{}:
-		for i := range x {
-			x[i] = normalize(x[i])
-		}
-	case float64:
-		if x == float64(int64(x)) {
-			return int64(x)
-		}
-	}
-	return v
 }
 
 func substitute(v interface{}, vars map[string]string) interface{} {
@@ -288,7 +270,7 @@ func substitute(v interface{}, vars map[string]string) interface{} {
 }
 
 func apply(doc map[string]interface{}, op Op, vars map[string]string) error {
-	value := normalize(substitute(op.Value, vars))
+	value := jsonvalue.Normalize(substitute(op.Value, vars))
 	switch op.Op {
 	case "replace":
 		replaceStrings(doc, op.From, op.To)
