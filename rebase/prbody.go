@@ -20,7 +20,7 @@ import (
 type prInput struct {
 	oldVersion, newVersion string // bundle tags
 	oldPayload, newPayload string
-	plan                   *tree.Plan
+	changes                *tree.Changes
 	before, after          map[string][]byte // changed and removed paths only
 	undeclared             []bundle.Image
 	excluded               []bundle.Excluded
@@ -28,11 +28,11 @@ type prInput struct {
 	semantic, formatting   []string
 }
 
-// snapshotBefore reads the current bytes of every path the plan changes or removes, so the
+// snapshotBefore reads the current bytes of every path the run changes or removes, so the
 // PR body can describe the change after the tree has been rewritten.
-func snapshotBefore(root string, plan *tree.Plan) (map[string][]byte, error) {
+func snapshotBefore(root string, changes *tree.Changes) (map[string][]byte, error) {
 	out := map[string][]byte{}
-	for _, p := range append(append([]string{}, plan.Change...), plan.Remove...) {
+	for _, p := range append(append([]string{}, changes.Change...), changes.Remove...) {
 		data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(p)))
 		if err != nil {
 			return nil, fmt.Errorf("reading %s: %w", p, err)
@@ -121,13 +121,13 @@ func prBody(in prInput) string {
 // meaning apart from those of formatting only.
 func fileLines(in prInput) []string {
 	var files []string
-	for _, p := range in.plan.Add {
+	for _, p := range in.changes.Add {
 		files = append(files, "- added `"+p+"`")
 	}
-	for _, p := range in.plan.Change {
+	for _, p := range in.changes.Change {
 		files = append(files, "- changed `"+p+"`")
 	}
-	for _, p := range in.plan.Remove {
+	for _, p := range in.changes.Remove {
 		files = append(files, "- removed `"+p+"`")
 	}
 	if len(files) > 0 {

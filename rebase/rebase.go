@@ -99,9 +99,9 @@ type Result struct {
 	SnapshotCommit string                       `json:"snapshotCommit"`
 	Images         map[string]map[string]string `json:"images"` // arch -> key -> ref
 	ReleaseChanges map[string]*release.Change   `json:"releaseChanges,omitempty"`
-	Plan           *tree.Plan                   `json:"plan"`
+	Changes        *tree.Changes                `json:"plan"` // the files the run adds, changes and removes
 	// Semantic are the changed files whose content changed in meaning; Formatting those
-	// that changed only in formatting (both subsets of Plan.Change).
+	// that changed only in formatting (both subsets of Changes.Change).
 	Semantic   []string          `json:"semanticChanges,omitempty"`
 	Formatting []string          `json:"formattingChanges,omitempty"`
 	Diff       string            `json:"diff,omitempty"`
@@ -530,15 +530,15 @@ func (r *runner) check() error {
 			cmp[k] = v
 		}
 	}
-	plan, err := tree.Compute(root, cmp, r.managed)
+	changes, err := tree.Compute(root, cmp, r.managed)
 	if err != nil {
 		return err
 	}
-	res.Plan = plan
+	res.Changes = changes
 	// The lock itself is verified too: an edited hash or input is drift, not "no changes".
 	lockDrift := append(res.old.CheckFiles(os.DirFS(root)), lock.Compare(res.old, r.newLock)...)
 	res.LockDrift = lockDrift
-	if !plan.Changed() && len(lockDrift) == 0 {
+	if !changes.Changed() && len(lockDrift) == 0 {
 		return nil
 	}
 	res.Drift = true
@@ -546,8 +546,8 @@ func (r *runner) check() error {
 		return err
 	}
 	parts := []string{}
-	if plan.Changed() {
-		parts = append(parts, summarizePlan(plan))
+	if changes.Changed() {
+		parts = append(parts, summarizeChanges(changes))
 	}
 	if len(lockDrift) > 0 {
 		parts = append(parts, "lock file "+lock.Path+": "+strings.Join(lockDrift, "; "))
@@ -555,22 +555,22 @@ func (r *runner) check() error {
 	return fmt.Errorf("%w: %s", ErrDrift, strings.Join(parts, "; "))
 }
 
-// writeTree plans the change to the tree, then by mode diffs or writes it, writes the PR
+// writeTree computes the changes to the tree, then by mode diffs or writes it, writes the PR
 // body and commits.
 func (r *runner) writeTree() error {
 	res := r.result
 	root, files, managed := r.opts.MicroShiftDir, r.files, r.managed
-	plan, err := tree.Compute(root, files, managed)
+	changes, err := tree.Compute(root, files, managed)
 	if err != nil {
 		return err
 	}
-	res.Plan = plan
-	if res.Semantic, res.Formatting, err = classify(root, plan, files); err != nil {
+	res.Changes = changes
+	if res.Semantic, res.Formatting, err = classify(root, changes, files); err != nil {
 		return err
 	}
 	var before map[string][]byte
 	if r.opts.PRBody != "" {
-		if before, err = snapshotBefore(root, plan); err != nil {
+		if before, err = snapshotBefore(root, changes); err != nil {
 			return err
 		}
 	}
@@ -580,16 +580,16 @@ func (r *runner) writeTree() error {
 		}
 	}
 	if r.opts.Mode == ModeWrite {
-		if res.Plan, err = tree.Write(root, files, managed); err != nil {
+		if res.Changes, err = tree.Write(root, files, managed); err != nil {
 			return err
 		}
 	}
 	if r.opts.PRBody != "" {
-		if err := r.writePRBody(plan, before, files); err != nil {
+		if err := r.writePRBody(changes, before, files); err != nil {
 			return err
 		}
 	}
-	if r.opts.Mode == ModeWrite && r.opts.Commit && res.Plan.Changed() {
+	if r.opts.Mode == ModeWrite && r.opts.Commit && res.Changes.Changed() {
 		commits, err := gitCommitPhases(root, managed)
 		res.Commits = commits
 		if err != nil {
@@ -601,13 +601,13 @@ func (r *runner) writeTree() error {
 
 // writePRBody writes the markdown body for --pr-body. It is written after the tree so a
 // failed run leaves no body that describes changes which did not happen.
-func (r *runner) writePRBody(plan *tree.Plan, before, files map[string][]byte) error {
+func (r *runner) writePRBody(changes *tree.Changes, before, files map[string][]byte) error {
 	after := map[string][]byte{}
-	for _, p := range append(append([]string{}, plan.Add...), plan.Change...) {
+	for _, p := range append(append([]string{}, changes.Add...), changes.Change...) {
 		after[p] = files[p]
 	}
 	res := r.result
-	in := prInput{plan: plan, before: before, after: after,
+	in := prInput{changes: changes, before: before, after: after,
 		newVersion: res.BundleVersion, newPayload: res.PayloadVersion,
 		undeclared: res.UndeclaredImages, excluded: res.Excluded, recipes: res.RecipeChanges,
 		semantic: res.Semantic, formatting: res.Formatting}
@@ -752,7 +752,7 @@ func snapshotObjects(s *snapshot.Result) []*unstructured.Unstructured {
 	return s.Objects
 }
 
-func summarizePlan(p *tree.Plan) string {
+func summarizeChanges(p *tree.Changes) string {
 	var parts []string
 	add := func(verb string, paths []string) {
 		if len(paths) > 0 {

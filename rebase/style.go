@@ -145,10 +145,10 @@ func (r *runner) records(files map[string][]byte) (map[string][]byte, error) {
 	return res.Files, nil
 }
 
-// classify splits the plan's changed files into changes of meaning and changes of
+// classify splits the changed files into changes of meaning and changes of
 // formatting only (same documents once decoded).
-func classify(root string, plan *tree.Plan, files map[string][]byte) (semantic, formatting []string, err error) {
-	for _, p := range plan.Change {
+func classify(root string, changes *tree.Changes, files map[string][]byte) (semantic, formatting []string, err error) {
+	for _, p := range changes.Change {
 		cur, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(p)))
 		if err != nil {
 			return nil, nil, fmt.Errorf("reading %s: %w", p, err)

@@ -21,26 +21,27 @@ import (
 	"strings"
 )
 
-// Plan says what a Write does (or did) to each path, relative to the root and sorted.
-type Plan struct {
+// Changes say what a Write does (or did) to each path, relative to the root and sorted. (The
+// `-o json` document calls them "plan"; the applier's Plan is a different thing: its gates.)
+type Changes struct {
 	Add       []string `json:"add,omitempty"`
 	Change    []string `json:"change,omitempty"`
 	Remove    []string `json:"remove,omitempty"`
 	Unchanged []string `json:"unchanged,omitempty"`
 }
 
-// Changed reports whether the plan modifies the tree.
-func (p *Plan) Changed() bool {
+// Changed reports whether the changes modify the tree.
+func (p *Changes) Changed() bool {
 	return len(p.Add)+len(p.Change)+len(p.Remove) > 0
 }
 
 // Compute compares files with the tree at root. Remove lists the files under the managed
 // directories that files lacks.
-func Compute(root string, files map[string][]byte, managedDirs []string) (*Plan, error) {
+func Compute(root string, files map[string][]byte, managedDirs []string) (*Changes, error) {
 	if err := validate(files, managedDirs); err != nil {
 		return nil, err
 	}
-	p := &Plan{}
+	p := &Changes{}
 	for rel, data := range files {
 		full := filepath.Join(root, filepath.FromSlash(rel))
 		fi, err := os.Lstat(full)
@@ -172,9 +173,9 @@ func writeFileSync(name string, data []byte, perm fs.FileMode) error {
 // files are moved aside and the new ones renamed into place; if any step fails, the journal
 // is rolled back so the tree is byte-identical to before, and a process killed at any point
 // leaves a state Recover repairs. Nothing is written through a symlink that leads out of the
-// root. Existing files keep their mode; new ones get 0644. A Write whose plan has no changes
+// root. Existing files keep their mode; new ones get 0644. A Write with no changes
 // writes nothing (no mtime changes). Callers hold Lock.
-func Write(root string, files map[string][]byte, managedDirs []string) (*Plan, error) {
+func Write(root string, files map[string][]byte, managedDirs []string) (*Changes, error) {
 	p, err := Compute(root, files, managedDirs)
 	if err != nil {
 		return nil, err
@@ -221,7 +222,7 @@ func Write(root string, files map[string][]byte, managedDirs []string) (*Plan, e
 }
 
 // stage writes every new content under newDir; the tree is not touched yet.
-func stage(root, newDir string, p *Plan, files map[string][]byte) error {
+func stage(root, newDir string, p *Changes, files map[string][]byte) error {
 	for _, rel := range append(append([]string(nil), p.Add...), p.Change...) {
 		mode := fs.FileMode(0o644)
 		if fi, err := os.Lstat(filepath.Join(root, filepath.FromSlash(rel))); err == nil && fi.Mode().IsRegular() {
@@ -243,10 +244,10 @@ func stage(root, newDir string, p *Plan, files map[string][]byte) error {
 	return nil
 }
 
-// checkInside refuses a plan whose paths lead, through a symlinked directory, out of the
+// checkInside refuses changes whose paths lead, through a symlinked directory, out of the
 // root (a symlinked scripts/ would otherwise receive the lock file somewhere else). A path
 // that is itself a symlink is fine: the rename replaces the link, it does not write through it.
-func checkInside(root string, p *Plan) error {
+func checkInside(root string, p *Changes) error {
 	realRoot, err := filepath.EvalSymlinks(root)
 	if err != nil {
 		return fmt.Errorf("resolving %s: %w", root, err)

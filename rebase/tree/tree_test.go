@@ -107,7 +107,7 @@ func TestCompute(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	exp := &Plan{
+	exp := &Changes{
 		Add: []string{snapDir + "/webhook/new-subdir.yaml", lvmsDir + "/added.yaml"},
 		Change: []string{"assets/release/release-x86_64.json", lvmsDir + "/change.yaml",
 			"scripts/auto-rebase/lvms-rebase.lock.yaml"},
@@ -118,7 +118,7 @@ func TestCompute(t *testing.T) {
 		sort.Strings(l)
 	}
 	if !reflect.DeepEqual(p, exp) {
-		t.Fatalf("plan:\n got %+v\nwant %+v", p, exp)
+		t.Fatalf("changes:\n got %+v\nwant %+v", p, exp)
 	}
 	if !p.Changed() {
 		t.Error("Changed() = false")
@@ -132,7 +132,7 @@ func TestComputeMissingManagedDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(p.Add, []string{lvmsDir + "/a.yaml"}) || len(p.Remove) != 0 {
-		t.Fatalf("plan %+v", p)
+		t.Fatalf("changes %+v", p)
 	}
 }
 
@@ -144,7 +144,7 @@ func TestWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(p.Add) != 2 || len(p.Change) != 3 || len(p.Remove) != 2 {
-		t.Fatalf("plan %+v", p)
+		t.Fatalf("changes %+v", p)
 	}
 	after := hashTree(t, root)
 	// Exactly the wanted files, plus untouched outside paths.
@@ -195,7 +195,7 @@ func TestWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	if p2.Changed() || len(p2.Unchanged) != len(want()) {
-		t.Fatalf("second plan %+v", p2)
+		t.Fatalf("second changes %+v", p2)
 	}
 	for rel, mt := range mtimes {
 		fi, _ := os.Stat(filepath.Join(root, rel))

@@ -167,7 +167,7 @@ func runRebase(ctx context.Context, f *rebaseFlags, streams IOStreams) error {
 		}
 		return err
 	}
-	if mode == rebase.ModeDiff && res.Plan != nil && res.Plan.Changed() {
+	if mode == rebase.ModeDiff && res.Changes != nil && res.Changes.Changed() {
 		return exitQuietly(ExitDrift)
 	}
 	return nil
@@ -198,7 +198,7 @@ func printResult(w io.Writer, format string, res *rebase.Result) error {
 	for _, d := range res.LockDrift {
 		fmt.Fprintf(&b, "  lock drift: %s\n", d)
 	}
-	if p := res.Plan; p != nil {
+	if p := res.Changes; p != nil {
 		for _, x := range []struct {
 			verb  string
 			paths []string
