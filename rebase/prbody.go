@@ -3,6 +3,7 @@ package rebase
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -265,12 +266,10 @@ func orNone(s string) string {
 }
 
 // sortedUnion returns the keys of all maps, sorted and without repeats.
-func sortedUnion[V any](maps ...map[string]V) []string {
+func sortedUnion[V any](ms ...map[string]V) []string {
 	var out []string
-	for _, m := range maps {
-		for k := range m {
-			out = append(out, k)
-		}
+	for _, m := range ms {
+		out = slices.AppendSeq(out, maps.Keys(m))
 	}
 	slices.Sort(out)
 	return slices.Compact(out)

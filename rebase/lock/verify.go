@@ -6,8 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"reflect"
-	"sort"
+	"slices"
 )
 
 // Compare lists where a recorded lock differs from the lock a re-render of its inputs
@@ -69,19 +70,11 @@ func byKey[T any](items []T, key func(T) string) map[string]T {
 	return m
 }
 
+// unionKeys returns the keys of a and b, sorted and without repeats.
 func unionKeys[T any](a, b map[string]T) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, m := range []map[string]T{a, b} {
-		for k := range m {
-			if !seen[k] {
-				seen[k] = true
-				out = append(out, k)
-			}
-		}
-	}
-	sort.Strings(out)
-	return out
+	out := slices.AppendSeq(slices.Collect(maps.Keys(a)), maps.Keys(b))
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 func deref[T any](p *T) T {
