@@ -28,6 +28,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/lvms-rebase/lvms-rebase/internal/arch"
+	"github.com/lvms-rebase/lvms-rebase/internal/strictyaml"
 )
 
 // Path is where the lock lives, relative to the MicroShift checkout root.
@@ -200,7 +201,7 @@ func Read(path string) (*Lock, error) {
 // Parse parses lock bytes strictly (see Read).
 func Parse(b []byte) (*Lock, error) {
 	l := &Lock{}
-	if err := yaml.UnmarshalStrict(b, l); err != nil {
+	if err := strictyaml.Unmarshal(b, l); err != nil {
 		return nil, fmt.Errorf("parsing: %w", err)
 	}
 	if err := l.Validate(); err != nil {

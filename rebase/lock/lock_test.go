@@ -137,6 +137,8 @@ func TestReadStrict(t *testing.T) {
 	}{
 		{"unknown top-level field", string(good) + "extra: 1\n", `unknown field "extra"`},
 		{"unknown nested field", strings.Replace(string(good), "  commit:", "  comit: x\n  commit:", 1), `unknown field "comit"`},
+		{"unknown nested field names its path", strings.Replace(string(good), "  commit:", "  comit: x\n  commit:", 1), `snapshotAssets.comit: unknown field "comit"`},
+		{"field names are case-sensitive", strings.Replace(string(good), "toolVersion:", "ToolVersion:", 1), `ToolVersion: unknown field "ToolVersion"`},
 		{"duplicate field", string(good) + "ocp: \"4.19\"\n", `"ocp" already set`},
 		{"wrong kind", strings.Replace(string(good), "kind: RebaseLock", "kind: Other", 1), "expected " + APIVersion + "/" + Kind},
 		{"bad digest", strings.Replace(string(good), d("4"), "sha256:abc", 1), "payloads[1].digest"},

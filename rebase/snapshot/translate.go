@@ -13,9 +13,9 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	k8syaml "k8s.io/apimachinery/pkg/util/yaml"
-	"sigs.k8s.io/yaml"
 
 	"github.com/lvms-rebase/lvms-rebase/internal/jsonvalue"
+	"github.com/lvms-rebase/lvms-rebase/internal/strictyaml"
 	"github.com/lvms-rebase/lvms-rebase/rebase/era"
 )
 
@@ -65,7 +65,7 @@ func DefaultPatches() (*Patches, error) {
 // output/split per file, no output file name used twice.
 func ParsePatches(data []byte) (*Patches, error) {
 	var p Patches
-	if err := yaml.UnmarshalStrict(data, &p); err != nil {
+	if err := strictyaml.Unmarshal(data, &p); err != nil {
 		return nil, fmt.Errorf("decoding snapshot patches: %w", err)
 	}
 	for name, ops := range p.PatchSets {

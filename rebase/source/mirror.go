@@ -8,9 +8,8 @@ import (
 	"regexp"
 	"strings"
 
-	"sigs.k8s.io/yaml"
-
 	"github.com/lvms-rebase/lvms-rebase/internal/redact"
+	"github.com/lvms-rebase/lvms-rebase/internal/strictyaml"
 )
 
 // Mirror is one --mirror SRC=DST prefix rewrite.
@@ -141,7 +140,7 @@ func parseIDMS(path string, data []byte) ([]idmsRule, error) {
 			continue
 		}
 		var d idmsDoc
-		if err := yaml.UnmarshalStrict([]byte(doc), &d); err != nil {
+		if err := strictyaml.Unmarshal([]byte(doc), &d); err != nil {
 			return nil, fmt.Errorf("IDMS file %s, document %d: %w", path, i+1, err)
 		}
 		switch d.Kind {
