@@ -97,6 +97,7 @@ func transient(ctx context.Context, err error) bool {
 // attempt runs f until it succeeds, fails permanently or attempts run out.
 func (s *Source) attempt(ctx context.Context, what string, f func() error) error {
 	var err error
+	delays := s.opts.Retry.backoff()
 	for i := 1; i <= s.opts.Retry.Attempts; i++ {
 		var ex *exhaustedError
 		if err = f(); err != nil && ctx.Err() != nil {
@@ -108,7 +109,7 @@ func (s *Source) attempt(ctx context.Context, what string, f func() error) error
 			return err
 		}
 		if i < s.opts.Retry.Attempts {
-			d := s.opts.Retry.backoff(i)
+			d := delays.Step()
 			s.log.Warn("retrying", "what", what, "error", err, "in", d)
 			if serr := sleepCtx(ctx, d); serr != nil {
 				return fmt.Errorf("%s: %w", what, serr)

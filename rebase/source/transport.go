@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // retryTransport retries requests that failed in ways worth retrying: 408, 429 and 5xx
@@ -55,13 +57,12 @@ func retryableErr(err error) bool {
 	return errors.As(err, &ne) && ne.Timeout()
 }
 
-// backoff is the delay before attempt n (1-based retries).
-func (o RetryOptions) backoff(n int) time.Duration {
-	d := o.Backoff << (n - 1)
-	if d > o.MaxBackoff || d <= 0 {
-		d = o.MaxBackoff
-	}
-	return d
+// backoff is the sequence of delays for one retry budget: each Step is the delay before the
+// next attempt, Backoff doubling up to MaxBackoff. Steps is the budget's attempts; once the
+// cap is reached wait.Backoff keeps returning it, so the number of attempts is counted by
+// the caller, never cut short by the cap.
+func (o RetryOptions) backoff() *wait.Backoff {
+	return &wait.Backoff{Duration: min(o.Backoff, o.MaxBackoff), Factor: 2, Cap: o.MaxBackoff, Steps: o.Attempts}
 }
 
 // retryAfter parses a Retry-After header (seconds or HTTP date), capped.
@@ -95,6 +96,7 @@ func retryAfter(h string, max time.Duration) (time.Duration, bool) {
 // Source.attempt does not spend another budget on the same failure.
 func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
+	delays := t.opts.backoff()
 	for attempt := 1; ; attempt++ {
 		if attempt > 1 && req.Body != nil {
 			if req.GetBody == nil {
@@ -116,13 +118,13 @@ func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			if last {
 				return nil, &exhaustedError{attempts: attempt, err: err}
 			}
-			d := t.opts.backoff(attempt)
+			d := delays.Step()
 			t.log.Warn("retrying request", "url", safeURL(req.URL), "error", err, "attempt", attempt, "of", t.opts.Attempts, "in", d)
 			if serr := sleepCtx(ctx, d); serr != nil {
 				return nil, err
 			}
 		case retryableStatus(resp.StatusCode) && !last:
-			d := t.opts.backoff(attempt)
+			d := delays.Step()
 			if ra, ok := retryAfter(resp.Header.Get("Retry-After"), t.opts.MaxBackoff); ok {
 				d = ra
 			}
