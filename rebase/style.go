@@ -59,7 +59,7 @@ func snapshotAggregates(s *snapshot.Result) []render.Aggregate {
 		ra := render.Aggregate{Path: path.Join(render.SnapshotDir, a.File)}
 		for _, i := range a.Members {
 			o := s.Objects[i]
-			ra.Members = append(ra.Members, render.ObjRef{Kind: o.GetKind(), Name: o.GetName()})
+			ra.Members = append(ra.Members, render.ObjRef{Kind: o.GetKind(), Name: o.GetName(), Only: s.Origins[i].AggregateOnly})
 		}
 		out = append(out, ra)
 	}

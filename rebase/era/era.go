@@ -86,6 +86,9 @@ type Era struct {
 	BundleInclude []Selector
 	// SnapshotWebhook is true when the CSI snapshot validation webhook is shipped.
 	SnapshotWebhook bool
+	// SnapshotSplit lists the kinds of a kept multi-document snapshot file
+	// (05_operand_rbac.yaml) that MicroShift also ships as files of their own.
+	SnapshotSplit []string
 }
 
 // ReleaseKeys returns the release-JSON keys the era writes, bundle images first.

@@ -93,7 +93,7 @@ func Combine(ocp, lvms string) (Era, error) {
 		Namespace: o.Namespace, SnapshotNamespace: o.SnapshotNamespace,
 		LVMSOverlay: l.LVMSOverlay, SnapshotOverlay: o.SnapshotOverlay,
 		BundleImages: l.BundleImages, UnshippedImages: l.UnshippedImages, PayloadImages: o.PayloadImages,
-		CSV: l.CSV, BundleInclude: l.BundleInclude, SnapshotWebhook: o.SnapshotWebhook,
+		CSV: l.CSV, BundleInclude: l.BundleInclude, SnapshotWebhook: o.SnapshotWebhook, SnapshotSplit: o.SnapshotSplit,
 	}, nil
 }
 

@@ -28,9 +28,13 @@ var (
 		{"rbac-proxy", "metrics proxy of the operator's OLM deployment; not in MicroShift's TopoLVM manifests"},
 		{"topolvm-csi-snapshotter", "MicroShift's topolvm-controller takes csi-external-snapshotter from the OCP payload"},
 	}
-	snapshotter       = ImageKey{"csi-external-snapshotter", "csi-external-snapshotter"}
-	snapshotCtrl      = ImageKey{"csi-snapshot-controller", "csi-snapshot-controller"}
-	snapshotWebhook   = ImageKey{"csi-snapshot-validation-webhook", "csi-snapshot-validation-webhook"}
+	snapshotter     = ImageKey{"csi-external-snapshotter", "csi-external-snapshotter"}
+	snapshotCtrl    = ImageKey{"csi-snapshot-controller", "csi-snapshot-controller"}
+	snapshotWebhook = ImageKey{"csi-snapshot-validation-webhook", "csi-snapshot-validation-webhook"}
+	// Up to 4.2x MicroShift splits only the cluster RBAC out of 05_operand_rbac.yaml; main
+	// (5.0) also ships the leader-election Role and RoleBinding as role.yaml/rolebinding.yaml.
+	clusterRBACSplit  = []string{"ClusterRole", "ClusterRoleBinding"}
+	allRBACSplit      = []string{"ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"}
 	topolvmCSV        = CSVPolicy{ServiceAccounts: []string{"topolvm-controller", "topolvm-node"}}
 	lvmsCSV           = CSVPolicy{Deployments: true, Webhooks: true}
 	topolvmBundleObjs = []Selector{{"CustomResourceDefinition", "logicalvolumes.topolvm.io"}}
@@ -55,6 +59,8 @@ type OCPRow struct {
 	PayloadImages []ImageKey
 	// SnapshotWebhook: the CSI snapshot validation webhook is shipped (up to 4.17).
 	SnapshotWebhook bool
+	// SnapshotSplit: see Era.SnapshotSplit.
+	SnapshotSplit []string
 }
 
 // LVMSRow is what the LVMS bundle decides, keyed by the LVMS bundle minor: the driver, the
@@ -96,12 +102,14 @@ var OCPTable = []OCPRow{
 		Namespace: "openshift-storage", SnapshotNamespace: "kube-system",
 		SnapshotOverlay: "overlays/csi-snapshot-controller/4.14",
 		PayloadImages:   []ImageKey{snapshotter, snapshotCtrl, snapshotWebhook}, SnapshotWebhook: true,
+		SnapshotSplit: clusterRBACSplit,
 	},
 	{
 		Name: "ocp-4.17", OCP: "~4.17",
 		Namespace: "openshift-storage", SnapshotNamespace: "kube-system",
 		SnapshotOverlay: "overlays/csi-snapshot-controller/4.14",
 		PayloadImages:   []ImageKey{snapshotCtrl, snapshotWebhook}, SnapshotWebhook: true,
+		SnapshotSplit: clusterRBACSplit,
 	},
 	{
 		// 4.18: "Remove CSI webhook".
@@ -109,14 +117,16 @@ var OCPTable = []OCPRow{
 		Namespace: "openshift-storage", SnapshotNamespace: "kube-system",
 		SnapshotOverlay: "overlays/csi-snapshot-controller/4.18",
 		PayloadImages:   []ImageKey{snapshotCtrl},
+		SnapshotSplit:   clusterRBACSplit,
 	},
 	{
-		// 5.x: the 4.18 layout; its own row so that a 5.x change has a place to go and an
-		// unknown 6.0 fails instead of guessing.
+		// 5.x: the 4.18 layout plus the leader-election Role/RoleBinding files (main); its
+		// own row so that an unknown 6.0 fails instead of guessing.
 		Name: "ocp-5", OCP: ">= 5.0, < 6.0",
 		Namespace: "openshift-storage", SnapshotNamespace: "kube-system",
 		SnapshotOverlay: "overlays/csi-snapshot-controller/4.18",
 		PayloadImages:   []ImageKey{snapshotCtrl},
+		SnapshotSplit:   allRBACSplit,
 	},
 }
 

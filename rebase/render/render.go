@@ -21,6 +21,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -73,6 +74,8 @@ type Aggregate struct {
 // ObjRef names a rendered object.
 type ObjRef struct {
 	Kind, Name string
+	// Only: the member is shipped inside the aggregate only, not as a file of its own.
+	Only bool
 }
 
 // File is one rendered asset file.
@@ -194,8 +197,19 @@ func addAggregates(out *Output, aggs []Aggregate) error {
 			}
 		}
 		out.Files = append(out.Files, File{Path: a.Path, Data: bytes.Join(docs, []byte("---\n"))})
+		out.Files = slices.DeleteFunc(out.Files, func(f File) bool { return a.only(f) })
 	}
 	return nil
+}
+
+// only reports whether f is the own file of a member shipped inside the aggregate only.
+func (a Aggregate) only(f File) bool {
+	for _, m := range a.Members {
+		if m.Only && f.Kind == m.Kind && f.Name == m.Name && path.Dir(f.Path) == path.Dir(a.Path) {
+			return true
+		}
+	}
+	return false
 }
 
 // Options returns the krusty options Render uses. Reorder is "legacy" on purpose: it is what

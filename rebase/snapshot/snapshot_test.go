@@ -471,3 +471,43 @@ func FuzzReadTar(f *testing.F) {
 		}
 	})
 }
+
+// TestSplitFollowsEra: the leader-election Role and RoleBinding of 05_operand_rbac.yaml get
+// files of their own only where MicroShift ships them (main, 5.0); before that they live in
+// the kept multi-document file only, while the cluster RBAC is split out in every era.
+func TestSplitFollowsEra(t *testing.T) {
+	for _, tc := range []struct {
+		ocp       string
+		ownFileOf map[string]bool
+	}{
+		{"4.16", map[string]bool{"ClusterRole": true, "ClusterRoleBinding": true, "Role": false, "RoleBinding": false}},
+		{"4.18", map[string]bool{"ClusterRole": true, "ClusterRoleBinding": true, "Role": false, "RoleBinding": false}},
+		{"5.0", map[string]bool{"ClusterRole": true, "ClusterRoleBinding": true, "Role": true, "RoleBinding": true}},
+	} {
+		e, err := era.Combine(tc.ocp, "4.17")
+		if tc.ocp == "4.16" {
+			e, err = era.For(tc.ocp)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := Translate(loadTree(t, "main"), e)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.ocp, err)
+		}
+		seen := map[string]bool{}
+		for i, o := range r.Objects {
+			if r.Origins[i].Source != "manifests/05_operand_rbac.yaml" {
+				continue
+			}
+			kind := o.GetKind()
+			seen[kind] = true
+			if own := !r.Origins[i].AggregateOnly; own != tc.ownFileOf[kind] {
+				t.Errorf("OCP %s: %s has a file of its own = %v, want %v", tc.ocp, kind, own, tc.ownFileOf[kind])
+			}
+		}
+		if len(seen) != len(tc.ownFileOf) {
+			t.Errorf("OCP %s: kinds of 05_operand_rbac.yaml %v, want %v", tc.ocp, seen, tc.ownFileOf)
+		}
+	}
+}

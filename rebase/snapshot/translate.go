@@ -122,6 +122,9 @@ type Origin struct {
 	Source string
 	// Doc is the object's document index in Source (0 for single-object files).
 	Doc int
+	// AggregateOnly: the object is shipped only inside its kept multi-document file, the
+	// era does not split its kind out (era.SnapshotSplit).
+	AggregateOnly bool
 }
 
 // Aggregate is a multi-document MicroShift file kept whole (FileRule.Keep).
@@ -219,7 +222,8 @@ func TranslateWith(a *Assets, e era.Era, p *Patches) (*Result, error) {
 				agg.Members = append(agg.Members, len(res.Objects))
 			}
 			res.Objects = append(res.Objects, &unstructured.Unstructured{Object: doc})
-			res.Origins = append(res.Origins, Origin{File: file, Source: rule.Source, Doc: docIdx})
+			only := agg != nil && !slices.Contains(e.SnapshotSplit, kind)
+			res.Origins = append(res.Origins, Origin{File: file, Source: rule.Source, Doc: docIdx, AggregateOnly: only})
 		}
 	}
 	return res, nil
