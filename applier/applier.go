@@ -221,7 +221,7 @@ func Apply(ctx context.Context, opts Options) (*Result, error) {
 }
 
 // components lists the two components' gates and prepare-time failures.
-func (pl *plan) components() []*ComponentResult {
+func (pl *preparation) components() []*ComponentResult {
 	p := pl.result.Plan
 	return []*ComponentResult{
 		{Name: StorageComponent, Enabled: p.Storage || pl.storageErr != nil, Err: pl.storageErr},
@@ -278,10 +278,19 @@ func withDefaults(o Options) (Options, error) {
 	return o, nil
 }
 
-// plan is everything decided before the API is contacted.
-type plan struct {
+// preparation is everything decided before the API is contacted, built by the steps of
+// prepare; kube.run acts on it.
+type preparation struct {
+	o      Options
 	era    *eraSpec
 	result *Result
+	// files and shipped are the unrendered assets and the objects they declare.
+	files   []rawFile
+	shipped []ObjectRef
+	// lvmdStr is the lvmd configuration templates receive (the TopoLVM ConfigMap's rendered
+	// form, or the runtime copy); socketName is its lvmd socket.
+	lvmdStr, socketName string
+	images              map[string]string
 	// runtimeLvmd is the LVMS runtime copy: the user's file as written, or the generated defaults.
 	runtimeLvmd   []byte
 	runtimeMode   os.FileMode
@@ -298,80 +307,147 @@ type plan struct {
 	thinDefault string
 }
 
-func prepare(ctx context.Context, o Options) (*plan, error) {
-	files, err := readAssets(o.Assets)
-	if err != nil {
-		return nil, err
+// prepareStep is one named step of prepare; the name is what the debug log reports.
+type prepareStep struct {
+	name string
+	run  func(context.Context) error
+}
+
+// prepare runs the preparation steps in order: read the assets, identify their era, decide the
+// gates, read the lvmd configuration, resolve the images, render the templates, schedule the
+// deletions and waits. The first failing step fails Apply before anything is applied; an invalid
+// lvmd configuration is not a failure here but the storage component's (storageErr).
+func prepare(ctx context.Context, o Options) (*preparation, error) {
+	pl := &preparation{o: o, result: &Result{}}
+	for _, st := range []prepareStep{
+		{"assets", pl.readAssets},
+		{"era", pl.identifyEra},
+		{"gates", pl.gates},
+		{"lvmd", pl.lvmd},
+		{"images", pl.resolveImages},
+		{"render", pl.renderAssets},
+		{"schedule", pl.schedule},
+	} {
+		if err := st.run(ctx); err != nil {
+			return nil, err
+		}
+		o.Logger.Debug("prepared", "step", st.name)
 	}
-	shipped, err := peek(files)
-	if err != nil {
-		return nil, err
+	return pl, nil
+}
+
+// readAssets reads the YAML files of both components and the objects they declare.
+func (pl *preparation) readAssets(context.Context) error {
+	var err error
+	if pl.files, err = readAssets(pl.o.Assets); err != nil {
+		return err
 	}
-	era, err := identify(shipped)
+	pl.shipped, err = peek(pl.files)
+	return err
+}
+
+// identifyEra selects the era from the marker objects the assets ship.
+func (pl *preparation) identifyEra(context.Context) error {
+	era, err := identify(pl.shipped)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	pl := &plan{era: era, result: &Result{Era: era.era, Version: assetsVersion(files)}}
+	pl.era = era
+	pl.result.Era, pl.result.Version = era.era, assetsVersion(pl.files)
+	return nil
+}
+
+// gates decides the components from the storage configuration and what the assets ship.
+func (pl *preparation) gates(context.Context) error {
+	o := pl.o
 	_, lvmdErr := os.Stat(o.LvmdPath)
 	gates, err := Gates(GateInput{
 		Config:          o.Storage,
 		LvmdFilePresent: lvmdErr == nil,
-		WebhookShipped:  slices.ContainsFunc(shipped, SnapshotWebhookObjects[0].sameObject),
+		WebhookShipped:  slices.ContainsFunc(pl.shipped, SnapshotWebhookObjects[0].sameObject),
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	res := pl.result
 	res.Plan = gates
 	res.Warnings = append(res.Warnings, gates.Warnings...)
 	if o.Prune && res.Plan.Storage {
-		return nil, fmt.Errorf("applier options: Prune removes the storage driver and requires storage.driver %q, got %q", DriverNone, o.Storage.Driver)
+		return fmt.Errorf("applier options: Prune removes the storage driver and requires storage.driver %q, got %q", DriverNone, o.Storage.Driver)
 	}
+	return nil
+}
 
-	lvmdStr, socketName := pl.prepareLvmd(ctx, o)
-	images := o.Images
-	if images == nil {
-		rel, err := fs.Sub(o.Assets, ReleaseDir)
-		if err != nil {
-			return nil, fmt.Errorf("release images: %w", err)
-		}
-		if images, err = ReleaseImages(rel, o.Arch); err != nil {
-			return nil, fmt.Errorf("assets %s/: %w", ReleaseDir, err)
-		}
+// lvmd reads the lvmd configuration (see prepareLvmd); its failures are the storage
+// component's, never prepare's.
+func (pl *preparation) lvmd(ctx context.Context) error {
+	pl.lvmdStr, pl.socketName = pl.prepareLvmd(ctx, pl.o)
+	return nil
+}
+
+// resolveImages takes Options.Images, or the arch's release JSON from the assets.
+func (pl *preparation) resolveImages(context.Context) error {
+	if pl.images = pl.o.Images; pl.images != nil {
+		return nil
 	}
-	params := map[string]any{"ReleaseImage": images, "lvmd": lvmdStr, "SocketName": socketName}
-	if err := pl.render(files, params, lvmdStr); err != nil {
-		return nil, err
+	rel, err := fs.Sub(pl.o.Assets, ReleaseDir)
+	if err != nil {
+		return fmt.Errorf("release images: %w", err)
 	}
+	if pl.images, err = ReleaseImages(rel, pl.o.Arch); err != nil {
+		return fmt.Errorf("assets %s/: %w", ReleaseDir, err)
+	}
+	return nil
+}
+
+// renderAssets executes the gated templates with the images and lvmd configuration.
+func (pl *preparation) renderAssets(context.Context) error {
+	params := map[string]any{"ReleaseImage": pl.images, "lvmd": pl.lvmdStr, "SocketName": pl.socketName}
+	return pl.render(pl.files, params, pl.lvmdStr)
+}
+
+// schedule fills in the declared deletions, readiness waits and prune candidates.
+func (pl *preparation) schedule(context.Context) error {
 	var storageFiles []rawFile
-	for _, f := range files {
+	for _, f := range pl.files {
 		if f.comp == compStorage {
 			storageFiles = append(storageFiles, f)
 		}
 	}
-	storageRefs, _ := peek(storageFiles) // decoded without error above
-	pl.plan(o, storageRefs)
-	return pl, nil
+	storageRefs, _ := peek(storageFiles) // decoded without error by readAssets
+	p := pl.result.Plan
+	if p.Storage {
+		pl.deletes = append(pl.deletes, pl.era.legacy...)
+		pl.ready = append(pl.ready, pl.era.ready...)
+	}
+	if p.SnapshotController || p.SnapshotWebhook {
+		if !p.SnapshotWebhook {
+			pl.deletes = append(pl.deletes, SnapshotWebhookObjects...)
+		} else {
+			pl.ready = append(pl.ready, snapshotWebhookReady)
+		}
+		if p.SnapshotController {
+			pl.ready = append(pl.ready, snapshotControllerReady)
+		}
+	}
+	if pl.o.Storage.Driver == DriverNone {
+		pl.pruneCandidates = pruneCandidates(pl.era, storageRefs)
+	}
+	return nil
 }
 
 // prepareLvmd reads the lvmd configuration when storage is wanted, and decides the storage gate's
 // remaining conditions: LVM on the host and at least one device class. An invalid lvmd file is
 // read and reported even without LVM, and fails only the storage component.
-func (pl *plan) prepareLvmd(ctx context.Context, o Options) (lvmdStr, socketName string) {
+func (pl *preparation) prepareLvmd(ctx context.Context, o Options) (lvmdStr, socketName string) {
 	res := pl.result
 	socketName = DefaultSocketName
 	if !res.Plan.Storage {
 		return "", socketName
 	}
-	var userCfg *LvmdConfig
-	var userData []byte
-	if data, err := os.ReadFile(o.LvmdPath); err == nil {
-		if userCfg, err = ParseLvmd(o.LvmdPath, data); err != nil {
-			return pl.failStorage(err), socketName
-		}
-		userData = data
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return pl.failStorage(fmt.Errorf("reading lvmd config %s: %w", o.LvmdPath, err)), socketName
+	userCfg, userData, err := readUserLvmd(o.LvmdPath)
+	if err != nil {
+		return pl.failStorage(err), socketName
 	}
 	// LVM on the host is a gate of its own, as in MicroShift: without it nothing storage-related
 	// is deployed, even when an lvmd file exists.
@@ -396,9 +472,36 @@ func (pl *plan) prepareLvmd(ctx context.Context, o Options) (lvmdStr, socketName
 		res.Warnings = append(res.Warnings, "lvmd config has no device classes ("+src.Message+"); storage is not deployed")
 		return "", socketName
 	}
+	lvmdStr, err = pl.useLvmd(cfg, src, userData)
+	if err != nil {
+		return pl.failStorage(err), cfg.SocketName
+	}
+	res.LvmdChecksum = Sha256sum(lvmdStr)
+	return lvmdStr, cfg.SocketName
+}
+
+// readUserLvmd parses the user's lvmd file; both results are nil when it does not exist.
+func readUserLvmd(path string) (*LvmdConfig, []byte, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading lvmd config %s: %w", path, err)
+	}
+	cfg, err := ParseLvmd(path, data)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cfg, data, nil
+}
+
+// useLvmd records the deployed forms of cfg (canonical, runtime copy, thin default) and returns
+// the form templates receive: the runtime copy, or the TopoLVM ConfigMap's rendered form.
+func (pl *preparation) useLvmd(cfg *LvmdConfig, src LvmdSource, userData []byte) (string, error) {
 	canon, err := cfg.Canonical()
 	if err != nil {
-		return pl.failStorage(err), socketName
+		return "", err
 	}
 	pl.lvmdCanonical = canon
 	// The runtime copy keeps what the user wrote, comments included; MicroShift copies a user
@@ -410,27 +513,25 @@ func (pl *plan) prepareLvmd(ctx context.Context, o Options) (lvmdStr, socketName
 	if dc := cfg.DefaultDeviceClass(); dc != nil && dc.Type == TypeThin {
 		pl.thinDefault = dc.Name
 	}
-	lvmdStr, socketName = string(pl.runtimeLvmd), cfg.SocketName
-	if pl.era.lvmdConfigMap != nil {
-		rendered, err := cfg.Rendered(src.Message)
-		if err != nil {
-			return pl.failStorage(err), socketName
-		}
-		lvmdStr = string(rendered)
+	if pl.era.lvmdConfigMap == nil {
+		return string(pl.runtimeLvmd), nil
 	}
-	res.LvmdChecksum = Sha256sum(lvmdStr)
-	return lvmdStr, socketName
+	rendered, err := cfg.Rendered(src.Message)
+	if err != nil {
+		return "", err
+	}
+	return string(rendered), nil
 }
 
 // failStorage records a storage-only failure and turns the storage gate off for this run.
-func (pl *plan) failStorage(err error) string {
+func (pl *preparation) failStorage(err error) string {
 	pl.storageErr = err
 	pl.result.Plan.Storage = false
 	return ""
 }
 
 // render executes the templates of the gated components and decodes their objects.
-func (pl *plan) render(files []rawFile, params map[string]any, lvmdStr string) error {
+func (pl *preparation) render(files []rawFile, params map[string]any, lvmdStr string) error {
 	p := pl.result.Plan
 	for _, f := range files {
 		if f.comp == compStorage && !p.Storage {
@@ -458,7 +559,7 @@ func (pl *plan) render(files []rawFile, params map[string]any, lvmdStr string) e
 }
 
 // add gates, sanitises and records one rendered object.
-func (pl *plan) add(f rawFile, d *unstructured.Unstructured, lvmdStr string) error {
+func (pl *preparation) add(f rawFile, d *unstructured.Unstructured, lvmdStr string) error {
 	p := pl.result.Plan
 	ob := object{file: f.path, comp: f.comp, obj: d}
 	if f.comp == compSnapshot && d.GetKind() != "CustomResourceDefinition" {
@@ -488,30 +589,8 @@ func (pl *plan) add(f rawFile, d *unstructured.Unstructured, lvmdStr string) err
 	return nil
 }
 
-// plan fills in the declared deletions, readiness waits and prune candidates.
-func (pl *plan) plan(o Options, storageRefs []ObjectRef) {
-	p := pl.result.Plan
-	if p.Storage {
-		pl.deletes = append(pl.deletes, pl.era.legacy...)
-		pl.ready = append(pl.ready, pl.era.ready...)
-	}
-	if p.SnapshotController || p.SnapshotWebhook {
-		if !p.SnapshotWebhook {
-			pl.deletes = append(pl.deletes, SnapshotWebhookObjects...)
-		} else {
-			pl.ready = append(pl.ready, snapshotWebhookReady)
-		}
-		if p.SnapshotController {
-			pl.ready = append(pl.ready, snapshotControllerReady)
-		}
-	}
-	if o.Storage.Driver == DriverNone {
-		pl.pruneCandidates = pruneCandidates(pl.era, storageRefs)
-	}
-}
-
 // refs lists the planned objects in apply order.
-func (p *plan) refs() []ObjectRef {
+func (p *preparation) refs() []ObjectRef {
 	var out []ObjectRef
 	for _, o := range p.objects {
 		out = append(out, o.ref())

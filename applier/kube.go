@@ -96,7 +96,7 @@ func connect(ctx context.Context, o Options) (*kube, error) {
 // run applies the snapshot component, then the storage component, each with its own CRDs,
 // legacy deletions and objects. A failure is recorded on its component and the other still runs:
 // a broken storage driver must not keep the snapshot controller (or MicroShift) from starting.
-func (k *kube) run(ctx context.Context, pl *plan, res *Result, comps []*ComponentResult) {
+func (k *kube) run(ctx context.Context, pl *preparation, res *Result, comps []*ComponentResult) {
 	storage, snapshot := comps[0], comps[1]
 	var storageObjs, snapshotObjs []object
 	for _, ob := range pl.objects {
@@ -273,24 +273,7 @@ func (k *kube) apply(ctx context.Context, ob object, res *Result) error {
 	}
 
 	if isCreateOnly(gvk.Kind) {
-		if exists {
-			res.Unchanged = append(res.Unchanged, ref)
-			return nil
-		}
-		// The operator's validating webhook may match the LVMCluster before the operator serves it
-		// (the Deployment was applied moments ago), so webhook failures are retried like an
-		// unreachable API server.
-		err := k.retry(ctx, "create "+ref.String(), func() error { return createAbsent(ctx, ri, u) })
-		if err != nil {
-			if apierrors.IsAlreadyExists(err) || apierrors.IsConflict(err) {
-				res.Unchanged = append(res.Unchanged, ref)
-				return nil
-			}
-			return fmt.Errorf("creating %s from %s: %w", ref, ob.file, err)
-		}
-		k.log.Info("created", "object", ref)
-		res.Created = append(res.Created, ref)
-		return nil
+		return k.createOnly(ctx, ri, u, ob.file, exists, res)
 	}
 
 	hash, err := objectHash(u)
@@ -321,6 +304,30 @@ func (k *kube) apply(ctx context.Context, ob object, res *Result) error {
 		k.log.Info("created", "object", ref)
 		res.Created = append(res.Created, ref)
 	}
+	return nil
+}
+
+// createOnly creates an object of a create-only kind when it is absent; an existing one belongs
+// to the administrator and is left as it is.
+func (k *kube) createOnly(ctx context.Context, ri dynamic.ResourceInterface, u *unstructured.Unstructured, file string, exists bool, res *Result) error {
+	ref := refOf(u)
+	if exists {
+		res.Unchanged = append(res.Unchanged, ref)
+		return nil
+	}
+	// The operator's validating webhook may match the LVMCluster before the operator serves it
+	// (the Deployment was applied moments ago), so webhook failures are retried like an
+	// unreachable API server.
+	err := k.retry(ctx, "create "+ref.String(), func() error { return createAbsent(ctx, ri, u) })
+	if err != nil {
+		if apierrors.IsAlreadyExists(err) || apierrors.IsConflict(err) {
+			res.Unchanged = append(res.Unchanged, ref)
+			return nil
+		}
+		return fmt.Errorf("creating %s from %s: %w", ref, file, err)
+	}
+	k.log.Info("created", "object", ref)
+	res.Created = append(res.Created, ref)
 	return nil
 }
 

@@ -36,7 +36,7 @@ func testOptions(t testing.TB, era string) Options {
 	}
 }
 
-func mustPrepare(t *testing.T, o Options) *plan {
+func mustPrepare(t *testing.T, o Options) *preparation {
 	t.Helper()
 	o, err := withDefaults(o)
 	if err != nil {
@@ -49,7 +49,7 @@ func mustPrepare(t *testing.T, o Options) *plan {
 	return pl
 }
 
-func find(t *testing.T, pl *plan, kind, name string) *unstructured.Unstructured {
+func find(t *testing.T, pl *preparation, kind, name string) *unstructured.Unstructured {
 	t.Helper()
 	for _, o := range pl.objects {
 		if o.obj.GetKind() == kind && o.obj.GetName() == name {
