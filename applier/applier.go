@@ -27,6 +27,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
+
+	"github.com/lvms-rebase/lvms-rebase/applier/eras"
 )
 
 // Defaults for Options fields left empty.
@@ -82,27 +84,8 @@ type Options struct {
 	Prune bool
 }
 
-// ObjectRef names one API object.
-type ObjectRef struct {
-	Group, Version, Kind string
-	Namespace, Name      string
-}
-
-// String formats the reference as `Kind.group namespace/name`, the form used in logs and errors.
-func (r ObjectRef) String() string {
-	gk := r.Kind
-	if r.Group != "" {
-		gk += "." + r.Group
-	}
-	if r.Namespace != "" {
-		return gk + " " + r.Namespace + "/" + r.Name
-	}
-	return gk + " " + r.Name
-}
-
-func (r ObjectRef) sameObject(o ObjectRef) bool {
-	return r.Group == o.Group && r.Kind == o.Kind && r.Namespace == o.Namespace && r.Name == o.Name
-}
+// ObjectRef names one API object (declared in package eras, which the rebase shares).
+type ObjectRef = eras.ObjectRef
 
 // Skip is an object that was not applied and why.
 type Skip struct {
@@ -249,9 +232,9 @@ func withDefaults(o Options) (Options, error) {
 		return o, errors.New("applier options: RESTConfig is required")
 	}
 	if o.Arch == "" {
-		o.Arch = map[string]string{"amd64": "x86_64", "arm64": "aarch64"}[runtime.GOARCH]
-		if o.Arch == "" {
-			o.Arch = runtime.GOARCH
+		o.Arch = runtime.GOARCH
+		if a, ok := eras.LookupArch(runtime.GOARCH); ok {
+			o.Arch = a.MicroShift
 		}
 	}
 	if o.LvmdPath == "" {
@@ -364,7 +347,7 @@ func (pl *preparation) gates(context.Context) error {
 	gates, err := Gates(GateInput{
 		Config:          o.Storage,
 		LvmdFilePresent: lvmdErr == nil,
-		WebhookShipped:  slices.ContainsFunc(pl.shipped, SnapshotWebhookObjects[0].sameObject),
+		WebhookShipped:  slices.ContainsFunc(pl.shipped, SnapshotWebhookObjects[0].SameObject),
 	})
 	if err != nil {
 		return err
@@ -564,7 +547,7 @@ func (pl *preparation) add(f rawFile, d *unstructured.Unstructured, lvmdStr stri
 	ob := object{file: f.path, comp: f.comp, obj: d}
 	if f.comp == compSnapshot && d.GetKind() != "CustomResourceDefinition" {
 		ob.comp = compSnapshotController
-		if slices.ContainsFunc(SnapshotWebhookObjects, ob.ref().sameObject) {
+		if slices.ContainsFunc(SnapshotWebhookObjects, ob.ref().SameObject) {
 			ob.comp = compSnapshotWebhook
 		}
 	}
@@ -578,11 +561,11 @@ func (pl *preparation) add(f rawFile, d *unstructured.Unstructured, lvmdStr stri
 	if ob.obj, err = sanitize(d); err != nil {
 		return fmt.Errorf("asset %s: %w", f.path, err)
 	}
-	if cm := pl.era; cm.lvmdConfigMap != nil && ob.ref().sameObject(*cm.lvmdConfigMap) {
+	if cm := pl.era; cm.lvmdConfigMap != nil && ob.ref().SameObject(*cm.lvmdConfigMap) {
 		// The shipped ConfigMap is a placeholder: its data is replaced, not merged.
 		ob.obj.Object["data"] = map[string]any{cm.lvmdKey: lvmdStr}
 	}
-	if i := slices.IndexFunc(pl.objects, func(x object) bool { return x.ref().sameObject(ob.ref()) }); i >= 0 {
+	if i := slices.IndexFunc(pl.objects, func(x object) bool { return x.ref().SameObject(ob.ref()) }); i >= 0 {
 		return fmt.Errorf("assets %s and %s both define %s", pl.objects[i].file, f.path, ob.ref())
 	}
 	pl.objects = append(pl.objects, ob)

@@ -16,10 +16,11 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/yaml"
+
+	"github.com/lvms-rebase/lvms-rebase/applier/eras"
 )
 
 // Asset directories under assets/, as the rebase writes them.
@@ -46,17 +47,10 @@ var skippedFiles = map[string]string{
 	SnapshotDir + "/05_operand_rbac.yaml": "aggregate of the split RBAC files",
 }
 
-// SnapshotWebhookObjects are the snapshot validation webhook's objects (4.14–4.17), declared
-// data: they are applied only when the webhook is requested and deleted otherwise, as 4.18 does
-// (MicroShift's deleteCSIWebhook).
-var SnapshotWebhookObjects = []ObjectRef{
-	{Group: "admissionregistration.k8s.io", Version: "v1", Kind: "ValidatingWebhookConfiguration", Name: "snapshot.storage.k8s.io"},
-	{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "kube-system", Name: "csi-snapshot-webhook"},
-	{Version: "v1", Kind: "Service", Namespace: "kube-system", Name: "csi-snapshot-webhook"},
-	{Version: "v1", Kind: "ServiceAccount", Namespace: "kube-system", Name: "csi-snapshot-webhook"},
-	{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "ClusterRole", Name: "csi-snapshot-webhook-clusterrole"},
-	{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "ClusterRoleBinding", Name: "csi-snapshot-webhook-clusterrolebinding"},
-}
+// SnapshotWebhookObjects are the snapshot validation webhook's objects (4.14–4.17), declared in
+// package eras: they are applied only when the webhook is requested and deleted otherwise, as
+// 4.18 does (MicroShift's deleteCSIWebhook).
+var SnapshotWebhookObjects = eras.SnapshotWebhookObjects()
 
 // applyOrder is the order of kinds after the CRDs (which always go first and are waited for):
 // namespace, identities, RBAC, configuration, services, workloads, the LVMCluster, webhooks,
@@ -265,11 +259,6 @@ func sanitize(u *unstructured.Unstructured) (*unstructured.Unstructured, error) 
 }
 
 func kindRank(kind string) int { return slices.Index(applyOrder, kind) }
-
-// gvk is the GroupVersionKind of a declared object reference.
-func (r ObjectRef) gvk() schema.GroupVersionKind {
-	return schema.GroupVersionKind{Group: r.Group, Version: r.Version, Kind: r.Kind}
-}
 
 func dropNulls(v any) {
 	switch x := v.(type) {

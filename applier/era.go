@@ -5,15 +5,17 @@ import (
 	"slices"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/lvms-rebase/lvms-rebase/applier/eras"
 )
 
-// Era is the storage stack the assets deploy.
-type Era string
+// Era is the storage stack the assets deploy, the driver of package eras.
+type Era = eras.Driver
 
 // The two runtime eras: TopoLVM deployed directly (≤4.16) and the LVMS operator (≥4.17).
 const (
-	EraTopoLVM Era = "topolvm"
-	EraLVMS    Era = "lvms"
+	EraTopoLVM = eras.TopoLVM
+	EraLVMS    = eras.LVMS
 )
 
 // eraSpec is everything that differs between the eras, kept as data so Apply has no scattered
@@ -47,9 +49,9 @@ var (
 )
 
 // StorageNamespace is where LVMS and TopoLVM run.
-const StorageNamespace = "openshift-storage"
+const StorageNamespace = eras.StorageNamespace
 
-var eras = []eraSpec{
+var eraSpecs = []eraSpec{
 	{
 		era:             EraLVMS,
 		marker:          ObjectRef{Group: "lvm.topolvm.io", Version: "v1alpha1", Kind: "LVMCluster", Namespace: StorageNamespace, Name: "lvms"},
@@ -67,49 +69,32 @@ var eras = []eraSpec{
 }
 
 // LegacyTopoLVMObjects are the TopoLVM objects the LVMS era deletes (MicroShift 4.17's
-// deleteLegacyResources list), declared data. The namespace, StorageClass topolvm-provisioner,
-// CSIDriver topolvm.io, the logicalvolumes CRD (and so the volumes) and lvms-version stay: LVMS
-// reuses them.
-var LegacyTopoLVMObjects = []ObjectRef{
-	deploymentRef(StorageNamespace, "topolvm-controller"),
-	daemonSetRef(StorageNamespace, "topolvm-node"),
-	rbac("ClusterRoleBinding", "", "topolvm-node-scc"),
-	rbac("ClusterRoleBinding", "", "topolvm-node"),
-	rbac("ClusterRoleBinding", "", "topolvm-controller"),
-	rbac("RoleBinding", StorageNamespace, "topolvm-controller"),
-	rbac("Role", StorageNamespace, "topolvm-controller"),
-	rbac("ClusterRole", "", "topolvm-controller"),
-	rbac("ClusterRole", "", "topolvm-node-scc"),
-	rbac("ClusterRole", "", "topolvm-node"),
-	{Version: "v1", Kind: "ServiceAccount", Namespace: StorageNamespace, Name: "topolvm-controller"},
-	{Version: "v1", Kind: "ServiceAccount", Namespace: StorageNamespace, Name: "topolvm-node"},
-	{Version: "v1", Kind: "ConfigMap", Namespace: StorageNamespace, Name: "lvmd"},
-	{Group: "security.openshift.io", Version: "v1", Kind: "SecurityContextConstraints", Name: "topolvm-node"},
-}
+// deleteLegacyResources list), declared in package eras.
+var LegacyTopoLVMObjects = eras.LegacyTopoLVMObjects()
 
 // snapshotReady are the snapshot workloads the readiness wait watches, per component.
 var (
-	snapshotControllerReady = deploymentRef("kube-system", "csi-snapshot-controller")
-	snapshotWebhookReady    = deploymentRef("kube-system", "csi-snapshot-webhook")
+	snapshotControllerReady = deploymentRef(eras.SnapshotNamespace, "csi-snapshot-controller")
+	snapshotWebhookReady    = deploymentRef(eras.SnapshotNamespace, "csi-snapshot-webhook")
 )
 
 // snapshotMarker is the object every snapshot component tree ships.
-var snapshotMarker = deploymentRef("kube-system", "csi-snapshot-controller")
+var snapshotMarker = deploymentRef(eras.SnapshotNamespace, "csi-snapshot-controller")
 
 // identify picks the era whose marker object the assets ship. Assets that identify no era, or
 // whose snapshot tree lacks the controller, are an error: deletions are declared per era, so
 // nothing may be deleted (or applied) on a guess.
 func identify(refs []ObjectRef) (*eraSpec, error) {
-	if !slices.ContainsFunc(refs, snapshotMarker.sameObject) {
+	if !slices.ContainsFunc(refs, snapshotMarker.SameObject) {
 		return nil, fmt.Errorf("assets %s: no %s; the tree is not one lvms-rebase wrote (nothing applied or deleted)", SnapshotDir, snapshotMarker)
 	}
-	for i := range eras {
-		if slices.ContainsFunc(refs, eras[i].marker.sameObject) {
-			return &eras[i], nil
+	for i := range eraSpecs {
+		if slices.ContainsFunc(refs, eraSpecs[i].marker.SameObject) {
+			return &eraSpecs[i], nil
 		}
 	}
 	return nil, fmt.Errorf("assets %s identify no storage era: expected %s (LVMS, 4.17+) or %s (TopoLVM, up to 4.16); nothing applied or deleted",
-		StorageDir, eras[0].marker, eras[1].marker)
+		StorageDir, eraSpecs[0].marker, eraSpecs[1].marker)
 }
 
 // versionConfigMap is where the assets record the LVMS version (4.15+).
@@ -126,7 +111,7 @@ func assetsVersion(files []rawFile) string {
 			continue // peek has already accepted every file
 		}
 		for _, d := range docs {
-			if refOf(d).sameObject(versionConfigMap) {
+			if refOf(d).SameObject(versionConfigMap) {
 				var cm struct {
 					Data map[string]string `json:"data"`
 				}
@@ -153,7 +138,7 @@ var prunableKinds = []string{
 func pruneCandidates(era *eraSpec, shipped []ObjectRef) []ObjectRef {
 	var out []ObjectRef
 	add := func(r ObjectRef) {
-		if slices.Contains(prunableKinds, r.Kind) && !slices.ContainsFunc(out, r.sameObject) {
+		if slices.Contains(prunableKinds, r.Kind) && !slices.ContainsFunc(out, r.SameObject) {
 			out = append(out, r)
 		}
 	}

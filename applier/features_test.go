@@ -99,7 +99,7 @@ func TestDefaultVolumeSnapshotClass(t *testing.T) {
 	o := testOptions(t, "4.18")
 	os.WriteFile(o.LvmdPath, []byte(thinLvmd), 0o644)
 	res := e.apply(o)
-	if !slices.ContainsFunc(res.Created, defaultVSCRef.sameObject) {
+	if !slices.ContainsFunc(res.Created, defaultVSCRef.SameObject) {
 		t.Fatalf("created %v, want %s", refsNamed(res.Created), defaultVSCRef)
 	}
 	vsc := e.mustGet(defaultVSCRef)
@@ -148,7 +148,7 @@ func TestDefaultVolumeSnapshotClassExisting(t *testing.T) {
 	o.Storage.Driver = DriverDefault
 	os.WriteFile(o.LvmdPath, []byte(thinLvmd), 0o644)
 	res := e.apply(o)
-	if _, ok := e.get(defaultVSCRef); ok || slices.ContainsFunc(res.Created, defaultVSCRef.sameObject) {
+	if _, ok := e.get(defaultVSCRef); ok || slices.ContainsFunc(res.Created, defaultVSCRef.SameObject) {
 		t.Errorf("a second default VolumeSnapshotClass was created next to the administrator's")
 	}
 }
@@ -167,7 +167,7 @@ func TestPrune(t *testing.T) {
 	if _, muts := c.snapshot(); len(muts) != 0 || len(res.Deleted) != 0 {
 		t.Fatalf("driver none without Prune: mutating %v, deleted %v", muts, res.Deleted)
 	}
-	if !slices.ContainsFunc(res.Remaining, lvmsOperatorRef.sameObject) || len(res.Warnings) == 0 {
+	if !slices.ContainsFunc(res.Remaining, lvmsOperatorRef.SameObject) || len(res.Warnings) == 0 {
 		t.Fatalf("remaining %v, warnings %q", refsNamed(res.Remaining), res.Warnings)
 	}
 	remaining := res.Remaining

@@ -69,8 +69,8 @@ func TestUpgradeGolden(t *testing.T) {
 
 	o.Assets = golden("4.17")
 	res = e.apply(o)
-	if len(res.Deleted) != len(eras[0].legacy) {
-		t.Errorf("4.17 deleted %d objects %v, want all %d legacy ones", len(res.Deleted), refsNamed(res.Deleted), len(eras[0].legacy))
+	if len(res.Deleted) != len(eraSpecs[0].legacy) {
+		t.Errorf("4.17 deleted %d objects %v, want all %d legacy ones", len(res.Deleted), refsNamed(res.Deleted), len(eraSpecs[0].legacy))
 	}
 	if _, ok := e.get(scc); ok {
 		t.Error("SCC topolvm-node kept")

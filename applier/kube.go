@@ -28,6 +28,8 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
+
+	"github.com/lvms-rebase/lvms-rebase/applier/eras"
 )
 
 // kube is one connection to the API server for the duration of an Apply.
@@ -108,7 +110,7 @@ func (k *kube) run(ctx context.Context, pl *preparation, res *Result, comps []*C
 	}
 	var storageDel, snapshotDel []ObjectRef
 	for _, r := range pl.deletes {
-		if slices.ContainsFunc(SnapshotWebhookObjects, r.sameObject) {
+		if slices.ContainsFunc(SnapshotWebhookObjects, r.SameObject) {
 			snapshotDel = append(snapshotDel, r)
 		} else {
 			storageDel = append(storageDel, r)
@@ -199,7 +201,7 @@ func (k *kube) applyAll(ctx context.Context, objs []object, res *Result) error {
 func (k *kube) waitComponents(ctx context.Context, ready []ObjectRef, storage, snapshot *ComponentResult) {
 	var storageReady, snapshotReady []ObjectRef
 	for _, r := range ready {
-		if r.Namespace == "kube-system" {
+		if r.Namespace == eras.SnapshotNamespace {
 			snapshotReady = append(snapshotReady, r)
 		} else {
 			storageReady = append(storageReady, r)
@@ -495,7 +497,7 @@ func (k *kube) deleteLegacy(ctx context.Context, refs []ObjectRef, res *Result) 
 	}
 	var gone []pending
 	for _, ref := range refs {
-		ri, _, err := k.resource(ctx, ref.gvk(), ref.Namespace, false)
+		ri, _, err := k.resource(ctx, ref.GroupVersionKind(), ref.Namespace, false)
 		if meta.IsNoMatchError(err) {
 			continue
 		}
@@ -548,7 +550,7 @@ func (k *kube) waitReady(ctx context.Context, refs []ObjectRef) error {
 	for _, ref := range refs {
 		var state string
 		err := k.poll(ctx, k.o.WaitTimeout, k.o.PollInterval, func() (bool, error) {
-			ri, _, err := k.resource(ctx, ref.gvk(), ref.Namespace, false)
+			ri, _, err := k.resource(ctx, ref.GroupVersionKind(), ref.Namespace, false)
 			if err != nil {
 				return false, err
 			}

@@ -16,7 +16,7 @@ import (
 func (k *kube) remaining(ctx context.Context, candidates []ObjectRef, res *Result) error {
 	var found []ObjectRef
 	for _, ref := range candidates {
-		ri, _, err := k.resource(ctx, ref.gvk(), ref.Namespace, false)
+		ri, _, err := k.resource(ctx, ref.GroupVersionKind(), ref.Namespace, false)
 		if meta.IsNoMatchError(err) {
 			continue
 		}

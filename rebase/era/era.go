@@ -5,14 +5,17 @@
 // in an overlay, never an `if minor >= …` in code.
 package era
 
-// Driver is the storage implementation MicroShift deploys in an era.
-type Driver string
+import "github.com/lvms-rebase/lvms-rebase/applier/eras"
+
+// Driver is the storage implementation MicroShift deploys in an era. The applier names the
+// same eras at run time, so the names are declared once, in the applier module's package eras.
+type Driver = eras.Driver
 
 const (
 	// TopoLVM: MicroShift deploys topolvm-controller and topolvm-node itself (4.14–4.16).
-	TopoLVM Driver = "topolvm"
+	TopoLVM = eras.TopoLVM
 	// LVMS: MicroShift deploys the lvms-operator and an LVMCluster (4.17+).
-	LVMS Driver = "lvms"
+	LVMS = eras.LVMS
 )
 
 // ImageKey maps an image name in an input (a CSV relatedImages name or an image-references

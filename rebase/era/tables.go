@@ -1,5 +1,7 @@
 package era
 
+import "github.com/lvms-rebase/lvms-rebase/applier/eras"
+
 // StorageKeys are every release-JSON key any era has written for storage. Keys in this set
 // that an era does not produce are removed from release-<arch>.json on rebase; keys outside
 // it (cli, coredns, openssl, …) are never touched.
@@ -99,14 +101,14 @@ var OCPTable = []OCPRow{
 	{
 		// 4.14-4.16: TopoLVM's csi-snapshotter sidecar and the snapshot validation webhook.
 		Name: "ocp-4.14", OCP: ">= 4.14, < 4.17",
-		Namespace: "openshift-storage", SnapshotNamespace: "kube-system",
+		Namespace: eras.StorageNamespace, SnapshotNamespace: eras.SnapshotNamespace,
 		SnapshotOverlay: "overlays/csi-snapshot-controller/4.14",
 		PayloadImages:   []ImageKey{snapshotter, snapshotCtrl, snapshotWebhook}, SnapshotWebhook: true,
 		SnapshotSplit: clusterRBACSplit,
 	},
 	{
 		Name: "ocp-4.17", OCP: "~4.17",
-		Namespace: "openshift-storage", SnapshotNamespace: "kube-system",
+		Namespace: eras.StorageNamespace, SnapshotNamespace: eras.SnapshotNamespace,
 		SnapshotOverlay: "overlays/csi-snapshot-controller/4.14",
 		PayloadImages:   []ImageKey{snapshotCtrl, snapshotWebhook}, SnapshotWebhook: true,
 		SnapshotSplit: clusterRBACSplit,
@@ -114,7 +116,7 @@ var OCPTable = []OCPRow{
 	{
 		// 4.18: "Remove CSI webhook".
 		Name: "ocp-4.18", OCP: ">= 4.18, < 5.0",
-		Namespace: "openshift-storage", SnapshotNamespace: "kube-system",
+		Namespace: eras.StorageNamespace, SnapshotNamespace: eras.SnapshotNamespace,
 		SnapshotOverlay: "overlays/csi-snapshot-controller/4.18",
 		PayloadImages:   []ImageKey{snapshotCtrl},
 		SnapshotSplit:   clusterRBACSplit,
@@ -123,7 +125,7 @@ var OCPTable = []OCPRow{
 		// 5.x: the 4.18 layout plus the leader-election Role/RoleBinding files (main); its
 		// own row so that an unknown 6.0 fails instead of guessing.
 		Name: "ocp-5", OCP: ">= 5.0, < 6.0",
-		Namespace: "openshift-storage", SnapshotNamespace: "kube-system",
+		Namespace: eras.StorageNamespace, SnapshotNamespace: eras.SnapshotNamespace,
 		SnapshotOverlay: "overlays/csi-snapshot-controller/4.18",
 		PayloadImages:   []ImageKey{snapshotCtrl},
 		SnapshotSplit:   allRBACSplit,

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/lvms-rebase/lvms-rebase/applier/eras"
 )
 
 // NameRule gives the file name MicroShift uses for one object it already ships.
@@ -59,15 +61,35 @@ var (
 		{"RoleBinding", "csi-snapshot-controller-leaderelection", "rolebinding.yaml"},
 		{"ServiceAccount", "csi-snapshot-controller", "serviceaccount.yaml"},
 	}
-	snapshotWebhookNames = append(append([]NameRule(nil), snapshotNames...),
-		NameRule{"ClusterRole", "csi-snapshot-webhook-clusterrole", "webhook_clusterrole.yaml"},
-		NameRule{"ClusterRoleBinding", "csi-snapshot-webhook-clusterrolebinding", "webhook_clusterrolebinding.yaml"},
-		NameRule{"Deployment", "csi-snapshot-webhook", "webhook_deployment.yaml"},
-		NameRule{"Service", "csi-snapshot-webhook", "webhook_service.yaml"},
-		NameRule{"ServiceAccount", "csi-snapshot-webhook", "webhook_serviceaccount.yaml"},
-		NameRule{"ValidatingWebhookConfiguration", "snapshot.storage.k8s.io", "webhook_config.yaml"},
-	)
+	// The webhook's objects are declared once, in the applier module's package eras (the
+	// applier deletes them where the webhook is gone); only their file names are here.
+	snapshotWebhookNames = append(append([]NameRule(nil), snapshotNames...), webhookNameRules()...)
 )
+
+// webhookFiles are MicroShift's file names of the snapshot webhook's objects, by kind: the
+// webhook has one object of each kind.
+var webhookFiles = map[string]string{
+	"ClusterRole":                    "webhook_clusterrole.yaml",
+	"ClusterRoleBinding":             "webhook_clusterrolebinding.yaml",
+	"Deployment":                     "webhook_deployment.yaml",
+	"Service":                        "webhook_service.yaml",
+	"ServiceAccount":                 "webhook_serviceaccount.yaml",
+	"ValidatingWebhookConfiguration": "webhook_config.yaml",
+}
+
+// webhookNameRules names the files of eras.SnapshotWebhookObjects. A webhook object of a kind
+// without a file name is a programming error, caught by every test of the package.
+func webhookNameRules() []NameRule {
+	var out []NameRule
+	for _, r := range eras.SnapshotWebhookObjects() {
+		file, ok := webhookFiles[r.Kind]
+		if !ok {
+			panic(fmt.Sprintf("render: no file name for snapshot webhook object %s", r))
+		}
+		out = append(out, NameRule{Kind: r.Kind, Name: r.Name, File: file})
+	}
+	return out
+}
 
 // NameTables maps an LVMS-axis era name (era.Era.Name, an era.LVMSTable row) to the file
 // names of its LVMS component. Every LVMS row must have an entry (a test checks).
