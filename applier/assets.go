@@ -3,7 +3,6 @@ package applier
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -235,19 +234,12 @@ func sanitize(u *unstructured.Unstructured) (*unstructured.Unstructured, error) 
 		dropNulls(out.Object)
 		return out, nil
 	}
-	raw, err := json.Marshal(u.Object)
-	if err != nil {
-		return nil, err
-	}
-	if err := json.Unmarshal(raw, typed); err != nil {
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, typed); err != nil {
 		return nil, fmt.Errorf("decoding %s as %s: %w", refOf(u), gvk, err)
 	}
-	if raw, err = json.Marshal(typed); err != nil {
-		return nil, err
-	}
-	m := map[string]any{}
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, err
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(typed)
+	if err != nil {
+		return nil, fmt.Errorf("encoding %s: %w", refOf(u), err)
 	}
 	delete(m, "status")
 	// Zero metav1.Time fields (creationTimestamp, also in pod templates) marshal as null; a null in

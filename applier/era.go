@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"slices"
 
-	"sigs.k8s.io/yaml"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/lvms-rebase/lvms-rebase/applier/eras"
 )
@@ -112,12 +112,8 @@ func assetsVersion(files []rawFile) string {
 		}
 		for _, d := range docs {
 			if refOf(d).SameObject(versionConfigMap) {
-				var cm struct {
-					Data map[string]string `json:"data"`
-				}
-				if raw, err := yaml.Marshal(d.Object); err == nil && yaml.Unmarshal(raw, &cm) == nil {
-					return cm.Data["version"]
-				}
+				v, _, _ := unstructured.NestedString(d.Object, "data", "version")
+				return v
 			}
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"reflect"
 	"slices"
@@ -23,6 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
@@ -70,22 +72,8 @@ func connect(ctx context.Context, o Options) (*kube, error) {
 	if err != nil {
 		return nil, redactErr(fmt.Errorf("creating dynamic client for %s: %w", cfg.Host, err), cfg.Host)
 	}
-	delay := 100 * time.Millisecond
-	for attempt := 1; ; attempt++ {
-		_, err := disc.ServerVersion()
-		if err == nil {
-			break
-		}
-		if permanentConnectError(err) {
-			return nil, redactErr(fmt.Errorf("API server %s rejected the connection (check the kubeconfig's credentials and CA): %w", cfg.Host, err), cfg.Host)
-		}
-		o.Logger.Info("API server not reachable yet, retrying", "host", redactText(cfg.Host, hostSecrets(cfg.Host)), "attempt", attempt, "retryIn", delay, "error", redactErr(err, cfg.Host))
-		select {
-		case <-ctx.Done():
-			return nil, redactErr(fmt.Errorf("API server %s not reachable after %d attempts: %w (last error: %w)", cfg.Host, attempt, ctx.Err(), err), cfg.Host)
-		case <-time.After(delay):
-		}
-		delay = min(delay*2, 5*time.Second)
+	if err := waitReachable(ctx, o, &cfg, disc); err != nil {
+		return nil, err
 	}
 	return &kube{
 		o:      o,
@@ -93,6 +81,28 @@ func connect(ctx context.Context, o Options) (*kube, error) {
 		dyn:    dyn,
 		mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc)),
 	}, nil
+}
+
+// waitReachable asks for the server version, with exponential backoff, until the API server
+// answers, rejects the credentials or certificate, or ctx ends.
+func waitReachable(ctx context.Context, o Options, cfg *rest.Config, disc discovery.DiscoveryInterface) error {
+	var err error
+	var attempts int
+	ctxErr := backoffUntil(ctx, 100*time.Millisecond, func(n int, retryIn time.Duration) bool {
+		attempts = n
+		if _, err = disc.ServerVersion(); err == nil || permanentConnectError(err) {
+			return true
+		}
+		o.Logger.Info("API server not reachable yet, retrying", "host", redactText(cfg.Host, hostSecrets(cfg.Host)), "attempt", n, "retryIn", retryIn, "error", redactErr(err, cfg.Host))
+		return false
+	})
+	switch {
+	case ctxErr != nil:
+		return redactErr(fmt.Errorf("API server %s not reachable after %d attempts: %w (last error: %w)", cfg.Host, attempts, ctxErr, err), cfg.Host)
+	case err != nil:
+		return redactErr(fmt.Errorf("API server %s rejected the connection (check the kubeconfig's credentials and CA): %w", cfg.Host, err), cfg.Host)
+	}
+	return nil
 }
 
 // run applies the snapshot component, then the storage component, each with its own CRDs,
@@ -343,14 +353,7 @@ func createAbsent(ctx context.Context, ri dynamic.ResourceInterface, u *unstruct
 	return err
 }
 
-func isCreateOnly(kind string) bool {
-	for _, c := range createOnlyKinds {
-		if c == kind {
-			return true
-		}
-	}
-	return false
-}
+func isCreateOnly(kind string) bool { return slices.Contains(createOnlyKinds, kind) }
 
 // providedByCRD reports whether gvk is not a built-in kind, so a missing mapping may just be
 // discovery lagging behind a CRD that was applied in this run.
@@ -606,23 +609,38 @@ func rolloutComplete(u *unstructured.Unstructured) (bool, string) {
 	return true, "ready"
 }
 
-// poll calls f every interval until it returns true, an error, or timeout/ctx ends.
+// poll calls f every interval until it returns true, an error, or timeout/ctx ends
+// (wait.PollUntilContextTimeout); running out of time is reported with the timeout.
 func (k *kube) poll(ctx context.Context, timeout, interval time.Duration, f func() (bool, error)) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
+	var condErr error
+	err := wait.PollUntilContextTimeout(ctx, interval, timeout, true, func(context.Context) (bool, error) {
 		ok, err := f()
-		if err != nil || ok {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("timed out after %s: %w", timeout, ctx.Err())
-		case <-t.C:
-		}
+		condErr = err
+		return ok, err
+	})
+	if err != nil && condErr == nil {
+		return fmt.Errorf("timed out after %s: %w", timeout, err)
 	}
+	return err
+}
+
+// maxRetryDelay caps the exponential backoff of connect and retry.
+const maxRetryDelay = 5 * time.Second
+
+// backoffUntil calls attempt (numbered from 1) until it reports done or ctx ends, waiting after
+// each failed attempt twice as long as after the previous one, from first up to maxRetryDelay.
+// attempt learns the wait that follows it, for its log line. It returns ctx's error when ctx
+// ended first.
+func backoffUntil(ctx context.Context, first time.Duration, attempt func(n int, retryIn time.Duration) (done bool)) error {
+	delays := wait.Backoff{Duration: first, Factor: 2, Cap: maxRetryDelay, Steps: math.MaxInt32}.DelayFunc()
+	upcoming := delays()
+	next := func() time.Duration { d := upcoming; upcoming = delays(); return d }
+	n := 0
+	// sliding: each wait starts when the attempt has returned, however long it took.
+	return wait.DelayFunc(next).Until(ctx, true, true, func(context.Context) (bool, error) {
+		n++
+		return attempt(n, upcoming), nil
+	})
 }
 
 // shortPoll is the interval for waits that normally end within a second (CRD establishment,
@@ -633,21 +651,21 @@ func (k *kube) shortPoll() time.Duration { return min(k.o.PollInterval, 100*time
 // retry calls f until it succeeds, fails with a non-transient error, WaitTimeout passes or ctx
 // ends. Every write is idempotent (apply, create-if-absent, delete), so repeating one is safe.
 func (k *kube) retry(ctx context.Context, what string, f func() error) error {
-	delay := 200 * time.Millisecond
 	deadline := time.Now().Add(k.o.WaitTimeout)
-	for attempt := 1; ; attempt++ {
-		err := f()
+	var err error
+	var attempts int
+	ctxErr := backoffUntil(ctx, 200*time.Millisecond, func(n int, retryIn time.Duration) bool {
+		attempts, err = n, f()
 		if err == nil || !transient(err) || time.Now().After(deadline) {
-			return err
+			return true
 		}
-		k.log.Info("transient API error, retrying", "op", what, "attempt", attempt, "retryIn", delay, "error", err)
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%w (gave up after %d attempts: %w)", err, attempt, ctx.Err())
-		case <-time.After(delay):
-		}
-		delay = min(delay*2, 5*time.Second)
+		k.log.Info("transient API error, retrying", "op", what, "attempt", n, "retryIn", retryIn, "error", err)
+		return false
+	})
+	if ctxErr != nil {
+		return fmt.Errorf("%w (gave up after %d attempts: %w)", err, attempts, ctxErr)
 	}
+	return err
 }
 
 // transient reports errors worth retrying: the API server restarting or overloaded, and an
