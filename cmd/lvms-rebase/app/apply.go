@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -20,6 +21,7 @@ import (
 // applyFlags are the apply command's flag values.
 type applyFlags struct {
 	kubeconfig      string
+	context         string
 	assets          string
 	arch            string
 	lvmd            string
@@ -48,7 +50,8 @@ and applies them with server-side apply. Objects already in the desired state ar
 		RunE: func(cmd *cobra.Command, _ []string) error { return runApply(cmd.Context(), streams, f) },
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.kubeconfig, "kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig of the target cluster (default $KUBECONFIG)")
+	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig of the target cluster (default: $KUBECONFIG, a list as for kubectl, else ~/.kube/config)")
+	fl.StringVar(&f.context, "context", "", "kubeconfig context to use (default: the current context)")
 	fl.StringVar(&f.assets, "assets", "", "MicroShift assets/ directory (components/lvms, components/csi-snapshot-controller, release)")
 	fl.StringVar(&f.arch, "arch", "", "architecture whose release JSON supplies the images: x86_64 or aarch64 (default: this machine's)")
 	fl.StringVar(&f.lvmd, "lvmd", applier.DefaultLvmdPath, "lvmd config file; when absent the volume groups reported by vgs decide")
@@ -75,9 +78,6 @@ func runApply(ctx context.Context, streams IOStreams, f *applyFlags) error {
 	if f.assets == "" {
 		return usageError("--assets is required")
 	}
-	if f.kubeconfig == "" {
-		return usageError("--kubeconfig is required (or set KUBECONFIG)")
-	}
 	if st, err := os.Stat(f.assets); err != nil || !st.IsDir() {
 		return usageError("--assets %s: not a directory", f.assets)
 	}
@@ -92,7 +92,7 @@ func runApply(ctx context.Context, streams IOStreams, f *applyFlags) error {
 		}
 		f.arch = a
 	}
-	restCfg, err := loadKubeconfig(f.kubeconfig)
+	restCfg, err := loadKubeconfig(f.kubeconfig, f.context)
 	if err != nil {
 		return err
 	}
@@ -150,18 +150,31 @@ func loadStorageConfig(f *applyFlags) (applier.StorageConfig, error) {
 	return applier.LoadStorageConfig(f.config, dir)
 }
 
-// loadKubeconfig reads --kubeconfig. Like kubectl, $KUBECONFIG may be a list of files:
-// merged, missing ones skipped. A single path must exist.
-func loadKubeconfig(kubeconfig string) (*rest.Config, error) {
-	rules := &clientcmd.ClientConfigLoadingRules{}
+// loadKubeconfig loads the client configuration as kubectl does
+// (clientcmd.NewDefaultClientConfigLoadingRules): an explicit --kubeconfig wins (a list is merged
+// like $KUBECONFIG), else the $KUBECONFIG list, else ~/.kube/config; --context overrides the
+// current context.
+func loadKubeconfig(kubeconfig, context string) (*rest.Config, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	if paths := filepath.SplitList(kubeconfig); len(paths) > 1 {
 		rules.Precedence = paths
 	} else {
 		rules.ExplicitPath = kubeconfig
 	}
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
+	overrides := &clientcmd.ConfigOverrides{CurrentContext: context}
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides).ClientConfig()
+	if clientcmd.IsEmptyConfig(err) {
+		return nil, usageError("--kubeconfig is required: $KUBECONFIG is not set and %s does not exist", clientcmd.RecommendedHomeFile)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("loading kubeconfig %s: %w", kubeconfig, err)
+		from := kubeconfig
+		if from == "" {
+			from = strings.Join(rules.GetLoadingPrecedence(), string(filepath.ListSeparator))
+		}
+		if context != "" {
+			from += " (context " + context + ")"
+		}
+		return nil, fmt.Errorf("loading kubeconfig %s: %w", from, err)
 	}
 	return cfg, nil
 }

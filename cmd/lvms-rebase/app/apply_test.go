@@ -132,3 +132,46 @@ func TestApplyCommandKubeconfigList(t *testing.T) {
 		t.Errorf("exit %d, stderr %q, want the kubeconfig list loaded and its server unreachable", code, errOut)
 	}
 }
+
+// The kubeconfig is found as kubectl finds it: ~/.kube/config without $KUBECONFIG, and --context
+// picks a context other than the current one; an explicit --kubeconfig wins over both.
+func TestApplyCommandKubeconfigContext(t *testing.T) {
+	dir := t.TempDir()
+	kc := filepath.Join(dir, "config")
+	os.WriteFile(kc, []byte(`apiVersion: v1
+kind: Config
+clusters:
+- {name: one, cluster: {server: "https://127.0.0.1:1"}}
+- {name: two, cluster: {server: "https://127.0.0.1:2"}}
+contexts:
+- {name: one, context: {cluster: one}}
+- {name: two, context: {cluster: two}}
+current-context: one
+`), 0o600)
+	other := filepath.Join(dir, "other")
+	os.WriteFile(other, []byte("apiVersion: v1\nkind: Config\nclusters:\n- {name: c, cluster: {server: \"https://127.0.0.1:3\"}}\ncontexts:\n- {name: c, context: {cluster: c}}\ncurrent-context: c\n"), 0o600)
+	home := clientcmd.RecommendedHomeFile
+	clientcmd.RecommendedHomeFile = kc // ~/.kube/config
+	t.Cleanup(func() { clientcmd.RecommendedHomeFile = home })
+	t.Setenv("KUBECONFIG", "")
+	base := []string{"apply", "--assets", applyAssets, "--lvmd", filepath.Join(dir, "none.yaml"),
+		"--runtime-lvmd", filepath.Join(dir, "runtime", "lvmd.yaml"), "--volume-groups", "vg", "--timeout", "300ms"}
+	for _, tc := range []struct {
+		name     string
+		args     []string
+		wantCode int
+		want     string
+	}{
+		{"home file", nil, ExitError, "API server https://127.0.0.1:1 not reachable"},
+		{"context", []string{"--context", "two"}, ExitError, "API server https://127.0.0.1:2 not reachable"},
+		{"explicit wins", []string{"--kubeconfig", other}, ExitError, "API server https://127.0.0.1:3 not reachable"},
+		{"unknown context", []string{"--context", "three"}, ExitError, "(context three)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, errOut := runMain(t, append(slices.Clone(base), tc.args...)...)
+			if code != tc.wantCode || !strings.Contains(errOut, tc.want) {
+				t.Errorf("exit %d (want %d), stderr %q (want %q)", code, tc.wantCode, errOut, tc.want)
+			}
+		})
+	}
+}
