@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -14,6 +15,7 @@ import (
 	"slices"
 	"strings"
 
+	sjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 )
 
@@ -93,21 +95,32 @@ func ParseLvmd(name string, data []byte) (*LvmdConfig, error) {
 	if len(bytes.TrimSpace(stripComments(data))) == 0 {
 		return nil, &LvmdError{File: name, Reason: "file is empty; expected socket-name and device-classes"}
 	}
+	// YAMLToJSONStrict rejects duplicate keys; sigs.k8s.io/json's UnmarshalStrict reports unknown
+	// fields by their path (device-classes[1].colour). Wrong types are reported by checkSchema,
+	// which also knows the list index (the JSON decoder's type errors do not).
+	jsonData, err := yaml.YAMLToJSONStrict(data)
+	if err != nil {
+		return nil, &LvmdError{File: name, Reason: err.Error()}
+	}
 	var generic any
-	if err := yaml.Unmarshal(data, &generic); err != nil {
+	if err := json.Unmarshal(jsonData, &generic); err != nil {
 		return nil, &LvmdError{File: name, Reason: err.Error()}
 	}
 	if _, ok := generic.(map[string]any); !ok {
 		return nil, &LvmdError{File: name, Reason: fmt.Sprintf("expected a mapping with socket-name and device-classes, got %s", typeName(generic))}
 	}
+	cfg := &LvmdConfig{}
+	strict, decodeErr := sjson.UnmarshalStrict(jsonData, cfg)
+	if err := unknownField(strict); err != nil {
+		err.File = name
+		return nil, err
+	}
 	if err := checkSchema("", generic, lvmdSchema); err != nil {
 		err.File = name
 		return nil, err
 	}
-	cfg := &LvmdConfig{}
-	if err := yaml.UnmarshalStrict(data, cfg); err != nil {
-		// Duplicate keys; everything else was checked above.
-		return nil, &LvmdError{File: name, Reason: err.Error()}
+	if decodeErr != nil {
+		return nil, &LvmdError{File: name, Reason: decodeErr.Error()}
 	}
 	if cfg.SocketName == "" {
 		cfg.SocketName = DefaultSocketName

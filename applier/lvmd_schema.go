@@ -3,7 +3,9 @@ package applier
 import (
 	"fmt"
 	"math"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -57,25 +59,12 @@ var lvmdSchema = []field{
 	{name: "lvm-command-prefix", kind: kStringList},
 }
 
-// checkSchema reports the first unknown key or mistyped value under v by its full path
-// (device-classes[1].spare-gb), which the JSON decoder's strict mode cannot do. Keys are
-// visited in schema order, then unknown keys in sorted order, so the report is deterministic.
+// checkSchema reports the first mistyped value under v by its full path
+// (device-classes[1].spare-gb), which the JSON decoder's type errors cannot do (they drop the
+// list index). Fields are visited in schema order, so the report is deterministic; unknown
+// fields were reported before, by unknownField.
 func checkSchema(path string, v any, fields []field) *LvmdError {
 	m := v.(map[string]any)
-	var keys []string
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	var allowed []string
-	for _, f := range fields {
-		allowed = append(allowed, f.name)
-	}
-	for _, k := range keys {
-		if !slices.Contains(allowed, k) {
-			return &LvmdError{Field: path + k, Reason: "unknown field (allowed: " + strings.Join(allowed, ", ") + ")"}
-		}
-	}
 	for _, f := range fields {
 		if val, ok := m[f.name]; ok && val != nil {
 			if err := checkValue(path+f.name, val, f); err != nil {
@@ -85,6 +74,40 @@ func checkSchema(path string, v any, fields []field) *LvmdError {
 	}
 	return nil
 }
+
+// unknownField turns the first of sigs.k8s.io/json's strict errors (`unknown field
+// "device-classes[1].colour"`) into an *LvmdError naming the field and the fields allowed there.
+func unknownField(strict []error) *LvmdError {
+	if len(strict) == 0 {
+		return nil
+	}
+	msg := strict[0].Error()
+	path, err := strconv.Unquote(strings.TrimPrefix(msg, "unknown field "))
+	if !strings.HasPrefix(msg, "unknown field ") || err != nil {
+		return &LvmdError{Reason: msg}
+	}
+	return &LvmdError{Field: path, Reason: "unknown field (allowed: " + strings.Join(allowedAt(path), ", ") + ")"}
+}
+
+// allowedAt lists the schema's field names next to the field at path.
+func allowedAt(path string) []string {
+	fields := lvmdSchema
+	parts := strings.Split(listIndex.ReplaceAllString(path, ""), ".")
+	for _, p := range parts[:len(parts)-1] {
+		i := slices.IndexFunc(fields, func(f field) bool { return f.name == p })
+		if i < 0 {
+			return nil
+		}
+		fields = fields[i].sub
+	}
+	var out []string
+	for _, f := range fields {
+		out = append(out, f.name)
+	}
+	return out
+}
+
+var listIndex = regexp.MustCompile(`\[\d+\]`)
 
 func checkValue(path string, v any, f field) *LvmdError {
 	wrong := &LvmdError{Field: path, Reason: fmt.Sprintf("expected %s, got %s", kindNames[f.kind], typeName(v))}
