@@ -47,6 +47,7 @@ verify: ## gofmt, go vet, go mod tidy, function length and generated files
 	cd applier && $(GO) vet ./...
 	hack/verify-gomod.sh
 	hack/verify-funclen.sh
+	hack/verify-funclen.sh applier
 	hack/verify-fixtures.sh
 
 bench: build ## benchmarks: full two-arch rebase vs stock tools, fetch byte counters, applier

@@ -111,3 +111,39 @@ func TestRebasePhases(t *testing.T) {
 		}
 	}
 }
+
+// TestApplierModule holds the applier module (checked as a module of its own, no exclusions)
+// to the same 80-line limit, and its preparation steps to the preferred 60: each step of
+// applier.prepare is one unit, named as its debug log line reports it. A step method that is
+// renamed or gone fails too.
+func TestApplierModule(t *testing.T) {
+	root, err := filepath.Abs("../../applier")
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := Check(root, Options{Max: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := map[string]Finding{}
+	for _, f := range all {
+		lines[f.Func] = f
+		if f.Lines > Limit {
+			t.Errorf("%s (limit %d): split it", f, Limit)
+		}
+	}
+	steps := []string{"readAssets", "identifyEra", "gates", "lvmd", "resolveImages", "renderAssets", "schedule", "prepareLvmd", "useLvmd"}
+	for _, s := range append(steps, "prepare") {
+		name := "(preparation)." + s
+		if s == "prepare" {
+			name = s
+		}
+		f, ok := lines[name]
+		switch {
+		case !ok:
+			t.Errorf("%s not found in the applier module", name)
+		case f.Lines > 60:
+			t.Errorf("preparation step %s (limit 60): split it", f)
+		}
+	}
+}
