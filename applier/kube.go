@@ -288,16 +288,10 @@ func (k *kube) apply(ctx context.Context, ob object, res *Result) error {
 		return k.createOnly(ctx, ri, u, ob.file, exists, res)
 	}
 
-	hash, err := objectHash(u)
+	hash, err := setAppliedHash(u)
 	if err != nil {
 		return fmt.Errorf("hashing %s: %w", ref, err)
 	}
-	ann := u.GetAnnotations()
-	if ann == nil {
-		ann = map[string]string{}
-	}
-	ann[AppliedHashAnnotation] = hash
-	u.SetAnnotations(ann)
 	if exists && live.GetAnnotations()[AppliedHashAnnotation] == hash && contains(live.Object, u.Object) {
 		res.Unchanged = append(res.Unchanged, ref)
 		return nil
@@ -360,6 +354,21 @@ func isCreateOnly(kind string) bool { return slices.Contains(createOnlyKinds, ki
 func (k *kube) providedByCRD(gvk schema.GroupVersionKind) bool {
 	_, err := typedScheme.New(gvk)
 	return err != nil && k.crdKinds[gvk.GroupKind()]
+}
+
+// setAppliedHash records the hash of u as sent in its AppliedHashAnnotation and returns it.
+func setAppliedHash(u *unstructured.Unstructured) (string, error) {
+	hash, err := objectHash(u)
+	if err != nil {
+		return "", err
+	}
+	ann := u.GetAnnotations()
+	if ann == nil {
+		ann = map[string]string{}
+	}
+	ann[AppliedHashAnnotation] = hash
+	u.SetAnnotations(ann)
+	return hash, nil
 }
 
 // objectHash is a stable digest of the object as it will be sent (encoding/json sorts map keys).
