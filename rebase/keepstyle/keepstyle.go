@@ -98,10 +98,15 @@ func edit(current, want []byte) ([]byte, error) {
 	if len(cur) != len(wnt) || len(cur) == 0 {
 		return nil, errors.New("document counts differ")
 	}
+	snap := scalarSnapshot(cur)
 	for i := range cur {
 		merge(cur[i], wnt[i])
 	}
-	return encode(cur, string(current))
+	encoded, err := encode(cur, string(current))
+	if err != nil {
+		return nil, err
+	}
+	return rewrap(current, encoded, cur, snap), nil
 }
 
 // parse splits a file into its non-empty document nodes.

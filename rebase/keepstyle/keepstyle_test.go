@@ -1,7 +1,11 @@
 package keepstyle
 
 import (
+	"bytes"
+	"fmt"
 	"testing"
+
+	"sigs.k8s.io/yaml"
 )
 
 func TestApply(t *testing.T) {
@@ -95,4 +99,57 @@ func TestEqual(t *testing.T) {
 			t.Errorf("Equal(%q, %q) = %v, want %v", tc.a, tc.b, got, tc.eq)
 		}
 	}
+}
+
+// TestApplyKeepsWrappedScalars models CRDs written by yq/PyYAML: long descriptions wrapped
+// at about 80 columns, plain and quoted. Unchanged ones keep their line breaks byte for byte
+// when another value of the file changes.
+func TestApplyKeepsWrappedScalars(t *testing.T) {
+	const crd = "spec:\n  versions:\n  - name: v1\n    schema:\n      openAPIV3Schema:\n        properties:\n" +
+		"          deletionPolicy:\n" +
+		"            description: Determines whether a VolumeSnapshotContent created through the\n" +
+		"              VolumeSnapshotClass should be deleted when its bound VolumeSnapshot is deleted.\n" +
+		"            enum:\n            - Delete\n            - %s\n" +
+		"          deviceClasses:\n" +
+		"            description: \"DeviceClasses contains the configuration to assign the local\\\n" +
+		"              \\ storage devices to the LVM volume groups.\\n\\nThat you can use.\"\n" +
+		"          note:\n" +
+		"            description: 'It is the ''default'' class. You can configure only a single\n" +
+		"              default device class.'\n" +
+		"          paragraphs:\n" +
+		"            description: NodeSelector contains the configuration to choose the nodes on\n" +
+		"              which you want to create the LVM volume group.\n\n" +
+		"              If this field is not configured, all nodes are considered.\n" +
+		"          size:\n            type: %s\n"
+	current := fmt.Sprintf(crd, "Retain", "string")
+	for _, tc := range []struct {
+		name, enum, typ string
+	}{
+		{"a list item next to a wrapped value changes", "Recycle", "string"},
+		{"a value after the wrapped ones changes", "Retain", "integer"},
+		{"unchanged", "Retain", "string"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			want, err := reencode(fmt.Sprintf(crd, tc.enum, tc.typ))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if bytes.Contains(want, []byte("the\n")) {
+				t.Fatalf("the renderer wrapped a description, the test proves nothing:\n%s", want)
+			}
+			got := string(Apply([]byte(current), want))
+			if expect := fmt.Sprintf(crd, tc.enum, tc.typ); got != expect {
+				t.Errorf("got:\n%s\nwant:\n%s", got, expect)
+			}
+		})
+	}
+}
+
+// reencode writes s the way a renderer does: one line per scalar, default styles.
+func reencode(s string) ([]byte, error) {
+	var v interface{}
+	if err := yaml.Unmarshal([]byte(s), &v); err != nil {
+		return nil, err
+	}
+	return yaml.Marshal(v)
 }
