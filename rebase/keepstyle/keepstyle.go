@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"sort"
 	"strings"
 
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
@@ -203,9 +204,7 @@ func mergeMap(cur, want *kyaml.Node) {
 }
 
 // mergeSeq pairs items by their "name" field when every item of both lists has a distinct
-// one (containers, env, ports, volumes). Otherwise an item that did not change in meaning is
-// kept as it is wherever it moved (a dropped or inserted rule leaves its neighbours alone),
-// and the remaining items are paired in order.
+// one (containers, env, ports, volumes). Otherwise see pairItems.
 func mergeSeq(cur, want *kyaml.Node) {
 	curNames, okC := itemNames(cur)
 	wantNames, okW := itemNames(want)
@@ -220,7 +219,7 @@ func mergeSeq(cur, want *kyaml.Node) {
 				merge(c, want.Content[i])
 				out = append(out, c)
 			} else {
-				out = append(out, want.Content[i])
+				out = append(out, styledLike(cur.Content, want.Content[i]))
 			}
 		}
 		cur.Content = out
@@ -229,25 +228,26 @@ func mergeSeq(cur, want *kyaml.Node) {
 	cur.Content = pairItems(cur.Content, want.Content)
 }
 
-// pairItems returns the merged list: equal items reused untouched, the others paired in order.
+// pairItems returns the merged list. An item that did not change in meaning is kept as it is
+// wherever it moved (a dropped or inserted rule leaves its neighbours alone); a changed item
+// is paired with the old item it resembles most (equal fields, same name), so it keeps its
+// node; the rest are paired in order, and an item still left over is new and is written in
+// the style of its siblings.
 func pairItems(cur, want []*kyaml.Node) []*kyaml.Node {
+	curVals, wantVals := values(cur), values(want)
 	used := make([]bool, len(cur))
 	out := make([]*kyaml.Node, len(want))
-	curVals := make([]interface{}, len(cur))
-	for k, c := range cur {
-		curVals[k], _ = value(c)
-	}
-	for i, w := range want {
-		wv, err := value(w)
-		if err != nil {
-			continue
-		}
+	for i := range want {
 		for k := range cur {
-			if !used[k] && reflect.DeepEqual(curVals[k], wv) {
+			if !used[k] && wantVals[i] != nil && reflect.DeepEqual(curVals[k], wantVals[i]) {
 				used[k], out[i] = true, cur[k]
 				break
 			}
 		}
+	}
+	for _, p := range similarPairs(curVals, wantVals, used, out) {
+		used[p.cur], out[p.want] = true, cur[p.cur]
+		merge(cur[p.cur], want[p.want])
 	}
 	next := 0
 	for i, w := range want {
@@ -257,15 +257,134 @@ func pairItems(cur, want []*kyaml.Node) []*kyaml.Node {
 		for next < len(cur) && used[next] {
 			next++
 		}
-		if next < len(cur) {
+		if next < len(cur) && (cur[next].Kind != kyaml.ScalarNode || lendsStyle(cur[next], w)) {
 			used[next] = true
 			merge(cur[next], w)
 			out[i] = cur[next]
 			continue
 		}
-		out[i] = w
+		out[i] = styledLike(cur, w)
 	}
 	return out
+}
+
+// values decodes every item; an item that does not decode is nil.
+func values(items []*kyaml.Node) []interface{} {
+	out := make([]interface{}, len(items))
+	for i, n := range items {
+		out[i], _ = value(n)
+	}
+	return out
+}
+
+type pair struct{ cur, want, score int }
+
+// similarPairs pairs the changed items that still resemble an old one, best resemblance first.
+func similarPairs(curVals, wantVals []interface{}, used []bool, out []*kyaml.Node) []pair {
+	var cands []pair
+	for i, w := range wantVals {
+		for k, c := range curVals {
+			if out[i] == nil && !used[k] {
+				if s := similarity(c, w); s > 0 {
+					cands = append(cands, pair{k, i, s})
+				}
+			}
+		}
+	}
+	sort.SliceStable(cands, func(a, b int) bool { return cands[a].score > cands[b].score })
+	takenC, takenW := map[int]bool{}, map[int]bool{}
+	var pairs []pair
+	for _, p := range cands {
+		if !takenC[p.cur] && !takenW[p.want] {
+			takenC[p.cur], takenW[p.want] = true, true
+			pairs = append(pairs, p)
+		}
+	}
+	return pairs
+}
+
+// similarity scores how much a changed item resembles an old one: a same name counts most,
+// then every field with an equal value, then every field both have.
+func similarity(a, b interface{}) int {
+	ma, okA := a.(map[string]interface{})
+	mb, okB := b.(map[string]interface{})
+	if !okA || !okB {
+		return 0
+	}
+	score := 0
+	for k, va := range ma {
+		vb, ok := mb[k]
+		switch {
+		case !ok:
+		case k == "name" && reflect.DeepEqual(va, vb):
+			score += 1000
+		case reflect.DeepEqual(va, vb):
+			score += 10
+		}
+	}
+	if score == 0 {
+		return 0
+	}
+	return score + sharedKeys(ma, mb)
+}
+
+func sharedKeys(a, b map[string]interface{}) int {
+	n := 0
+	for k := range a {
+		if _, ok := b[k]; ok {
+			n++
+		}
+	}
+	return n
+}
+
+// styledLike returns a new item w written like its siblings: a copy of the most alike old item
+// of the same kind edited toward w, or w itself when there is none. A sibling that had to be
+// quoted (an empty or non-string-looking value) lends no quotes.
+func styledLike(siblings []*kyaml.Node, w *kyaml.Node) *kyaml.Node {
+	wv, _ := value(w)
+	var best *kyaml.Node
+	bestScore := -1
+	for _, s := range siblings {
+		if s.Kind != w.Kind || (s.Kind == kyaml.ScalarNode && !lendsStyle(s, w)) {
+			continue
+		}
+		sv, _ := value(s)
+		if score := similarity(sv, wv) + sharedKeysOf(sv, wv); score > bestScore {
+			best, bestScore = s, score
+		}
+	}
+	if best == nil {
+		return w
+	}
+	c := deepCopy(best)
+	c.HeadComment, c.LineComment, c.FootComment = "", "", ""
+	merge(c, w)
+	return c
+}
+
+func sharedKeysOf(a, b interface{}) int {
+	ma, okA := a.(map[string]interface{})
+	mb, okB := b.(map[string]interface{})
+	if !okA || !okB {
+		return 0
+	}
+	return sharedKeys(ma, mb)
+}
+
+// lendsStyle reports whether scalar sibling s may give its quoting to new scalar w: same type,
+// and s is not an empty string, which YAML forces into quotes.
+func lendsStyle(s, w *kyaml.Node) bool {
+	return s.ShortTag() == w.ShortTag() && s.Value != ""
+}
+
+func deepCopy(n *kyaml.Node) *kyaml.Node {
+	c := *n
+	c.Content = make([]*kyaml.Node, len(n.Content))
+	for i, x := range n.Content {
+		c.Content[i] = deepCopy(x)
+	}
+	return &c
 }
 
 func itemNames(seq *kyaml.Node) ([]string, bool) {

@@ -61,6 +61,24 @@ func TestApply(t *testing.T) {
 			expect:  "kind: A\nd: x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x x\nv: 2\n",
 		},
 		{
+			name:    "an inserted rule takes its siblings' style, a changed rule keeps its node",
+			current: "rules:\n  - apiGroups: [\"\"]\n    verbs: [\"get\"]\n  - apiGroups: [\"x\"]\n    resources: [\"volumesnapshots\"]\n    verbs: [\"create\", \"get\"]\n  - apiGroups: [\"z\"]\n    verbs: [\"get\"]\n",
+			want:    "rules:\n- apiGroups: [\"\"]\n  verbs: [get]\n- apiGroups: [storage.k8s.io]\n  resources: [storageclasses]\n  verbs: [get]\n- apiGroups: [x]\n  resources: [volumesnapshots]\n  verbs: [get]\n- apiGroups: [z]\n  verbs: [get]\n",
+			expect:  "rules:\n  - apiGroups: [\"\"]\n    verbs: [\"get\"]\n  - apiGroups: [\"storage.k8s.io\"]\n    resources: [\"storageclasses\"]\n    verbs: [\"get\"]\n  - apiGroups: [\"x\"]\n    resources: [\"volumesnapshots\"]\n    verbs: [\"get\"]\n  - apiGroups: [\"z\"]\n    verbs: [\"get\"]\n",
+		},
+		{
+			name:    "a new group is not quoted like the empty core group",
+			current: "rules:\n  - apiGroups:\n      - \"\"\n    resources:\n      - configmaps\n  - apiGroups:\n      - apps\n    resources:\n      - deployments\n",
+			want:    "rules:\n- apiGroups: [\"\"]\n  resources: [configmaps]\n- apiGroups: [apiextensions.k8s.io]\n  resources: [customresourcedefinitions]\n- apiGroups: [apps]\n  resources: [deployments, replicasets]\n",
+			expect:  "rules:\n  - apiGroups:\n      - \"\"\n    resources:\n      - configmaps\n  - apiGroups:\n      - apiextensions.k8s.io\n    resources:\n      - customresourcedefinitions\n  - apiGroups:\n      - apps\n    resources:\n      - deployments\n      - replicasets\n",
+		},
+		{
+			name:    "a new list item takes the quotes of its siblings",
+			current: "verbs: [\"get\", \"list\"]\n",
+			want:    "verbs: [get, list, watch]\n",
+			expect:  "verbs: [\"get\", \"list\", \"watch\"]\n",
+		},
+		{
 			name:    "no current file",
 			current: "",
 			want:    "kind: A\n",
