@@ -344,14 +344,15 @@ func sharedKeys(a, b map[string]interface{}) int {
 func styledLike(siblings []*kyaml.Node, w *kyaml.Node) *kyaml.Node {
 	wv, _ := value(w)
 	var best *kyaml.Node
-	bestScore := -1
+	bestScore, bestEmpty := -1, 0
 	for _, s := range siblings {
 		if s.Kind != w.Kind || (s.Kind == kyaml.ScalarNode && !lendsStyle(s, w)) {
 			continue
 		}
 		sv, _ := value(s)
-		if score := similarity(sv, wv) + sharedKeysOf(sv, wv); score > bestScore {
-			best, bestScore = s, score
+		score, empty := similarity(sv, wv)+sharedKeysOf(sv, wv), emptyStrings(s)
+		if score > bestScore || score == bestScore && empty < bestEmpty {
+			best, bestScore, bestEmpty = s, score, empty
 		}
 	}
 	if best == nil {
@@ -360,6 +361,19 @@ func styledLike(siblings []*kyaml.Node, w *kyaml.Node) *kyaml.Node {
 	c := deepCopy(best)
 	c.HeadComment, c.LineComment, c.FootComment = "", "", ""
 	merge(c, w)
+	return c
+}
+
+// emptyStrings counts the empty strings under n: their forced quotes say nothing of the
+// file's style, so a sibling without them is the better model.
+func emptyStrings(n *kyaml.Node) int {
+	c := 0
+	if n.Kind == kyaml.ScalarNode && n.Value == "" && n.ShortTag() == "!!str" {
+		c++
+	}
+	for _, x := range n.Content {
+		c += emptyStrings(x)
+	}
 	return c
 }
 
