@@ -188,6 +188,13 @@ func mergeMap(cur, want *kyaml.Node) {
 	for i := 0; i+1 < len(cur.Content); i += 2 {
 		k := cur.Content[i].Value
 		j, ok := wantIdx[k]
+		if !ok && !have[k] && isNull(cur.Content[i+1]) {
+			// `creationTimestamp: null` and the like mean the same as an absent key:
+			// MicroShift's files carry them, so dropping them would be formatting noise.
+			have[k] = true
+			kept = append(kept, cur.Content[i], cur.Content[i+1])
+			continue
+		}
 		if !ok || have[k] {
 			continue // dropped key (or a duplicate, which no decoder keeps)
 		}
@@ -201,6 +208,11 @@ func mergeMap(cur, want *kyaml.Node) {
 		}
 	}
 	cur.Content = kept
+}
+
+// isNull reports whether n is an explicit YAML null (`null`, `~` or an empty value).
+func isNull(n *kyaml.Node) bool {
+	return n.Kind == kyaml.ScalarNode && n.ShortTag() == kyaml.NodeTagNull
 }
 
 // mergeSeq pairs items by their "name" field when every item of both lists has a distinct

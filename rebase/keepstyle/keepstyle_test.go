@@ -31,6 +31,12 @@ func TestApply(t *testing.T) {
 			expect:  "kind: X\nlist:\n  - a\n  - c\nnew: true\n",
 		},
 		{
+			name:    "null-valued keys the new object lacks stay (same meaning, no noise)",
+			current: "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  creationTimestamp: null\n  name: x\n  namespace: a\n",
+			want:    "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: x\n  namespace: b\n",
+			expect:  "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  creationTimestamp: null\n  name: x\n  namespace: b\n",
+		},
+		{
 			name:    "items matched by name",
 			current: "env:\n- name: A\n  value: \"1\"\n- name: B\n  value: \"2\"\n",
 			want:    "env:\n- name: B\n  value: \"3\"\n- name: A\n  value: \"1\"\n",
