@@ -27,7 +27,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 
-	"github.com/lvms-rebase/lvms-rebase/applier/internal/controlplane"
+	"github.com/lvms-rebase/lvms-rebase/applier/controlplanetest"
 )
 
 // counter records the requests a rest.Config sends; everything but GET is a write.
@@ -73,7 +73,7 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	cfg := controlplane.Start(t)
+	cfg := controlplanetest.Start(t)
 	dc := discovery.NewDiscoveryClientForConfigOrDie(cfg)
 	return &env{t: t, cfg: cfg, dyn: dynamic.NewForConfigOrDie(cfg), mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))}
 }

@@ -15,7 +15,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/yaml"
 
-	"github.com/lvms-rebase/lvms-rebase/applier/internal/controlplane"
+	"github.com/lvms-rebase/lvms-rebase/applier/controlplanetest"
 )
 
 // BenchmarkFirstApply compares a first apply of the LVMS-era assets by the applier with
@@ -115,19 +115,19 @@ func benchOptions(b *testing.B, era string) Options {
 	return o
 }
 
-func startCP(b *testing.B) *controlplane.ControlPlane {
+func startCP(b *testing.B) *controlplanetest.ControlPlane {
 	b.Helper()
 	if testing.Short() {
 		b.Skip("control-plane benchmark skipped under -short")
 	}
-	cp, err := controlplane.New()
+	cp, err := controlplanetest.New()
 	if err != nil {
 		b.Fatal(err)
 	}
 	return cp
 }
 
-func stopCP(b *testing.B, cp *controlplane.ControlPlane) {
+func stopCP(b *testing.B, cp *controlplanetest.ControlPlane) {
 	if err := cp.Stop(); err != nil {
 		b.Error(err)
 	}

@@ -33,7 +33,17 @@ func TestDependencies(t *testing.T) {
 		if heavy(dep) && !strings.HasPrefix(dep, "github.com/lvms-rebase/lvms-rebase/applier") {
 			t.Errorf("applier depends on %s", dep)
 		}
+		if testOnly[dep] {
+			t.Errorf("applier links %s, which only tests may import", dep)
+		}
 	}
+}
+
+// testOnly are the packages MicroShift's binary must not link through the applier: the
+// control-plane harness lives in this module for the tests of both modules, not for MicroShift.
+var testOnly = map[string]bool{
+	"testing": true,
+	"github.com/lvms-rebase/lvms-rebase/applier/controlplanetest": true,
 }
 
 // Every requirement of go.mod, test-only ones included, lands in an importer's module graph:

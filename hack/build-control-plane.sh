@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds kube-apiserver and etcd for the applier tests from the Go module proxy only, into $OUT_DIR.
+# Builds kube-apiserver and etcd for the real-apiserver tests (applier/controlplanetest) from the Go module proxy only, into $OUT_DIR.
 #
 # k8s.io/kubernetes is not meant to be required as a module: its go.mod replaces every staging module
 # (k8s.io/api, k8s.io/apiserver, ...) with ./staging/..., which the proxy does not serve. The wrapper

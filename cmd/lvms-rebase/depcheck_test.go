@@ -9,7 +9,7 @@ import (
 // TestNoTestCodeLinked keeps test code out of the shipped binary: no testing package (it
 // registers -test.* flags and pulls in the test runner), no operator-registry (a hundred
 // packages for one check that bundle.Load does in a few lines), no fixture generator or
-// loopback registry (hack/dev-registry serves the fixtures), and no package embedding
+// loopback registry (hack/dev-registry serves the fixtures), no control-plane harness, and no package embedding
 // files from a testdata/ directory.
 func TestNoTestCodeLinked(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}{{range .EmbedFiles}} {{.}}{{end}}", ".").CombinedOutput()
@@ -21,7 +21,7 @@ func TestNoTestCodeLinked(t *testing.T) {
 		{"github.com/operator-framework/operator-registry/", "operator-registry"},
 		{"github.com/lvms-rebase/lvms-rebase/rebase/testregistry", "the test registry"},
 		{"github.com/lvms-rebase/lvms-rebase/rebase/fixtures", "the fixture generator"},
-		{"github.com/lvms-rebase/lvms-rebase/internal/controlplane", "the control-plane test harness"},
+		{"github.com/lvms-rebase/lvms-rebase/applier/controlplanetest", "the control-plane test harness"},
 	}
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	if len(lines) < 100 {

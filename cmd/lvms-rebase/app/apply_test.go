@@ -12,7 +12,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
-	"github.com/lvms-rebase/lvms-rebase/internal/controlplane"
+	"github.com/lvms-rebase/lvms-rebase/applier/controlplanetest"
 )
 
 // applyAssets is the applier's 4.18-like fixture tree.
@@ -67,7 +67,7 @@ func TestApplyCommandUsage(t *testing.T) {
 }
 
 func TestApplyCommand(t *testing.T) {
-	cfg := controlplane.Start(t)
+	cfg := controlplanetest.Start(t)
 	kc := writeKubeconfig(t, cfg)
 	dir := t.TempDir()
 	lvmd := filepath.Join(dir, "lvmd.yaml")

@@ -1,15 +1,24 @@
-// Package controlplane starts a real etcd and kube-apiserver on 127.0.0.1 for the applier's tests,
-// from the binaries `make control-plane` builds into $KUBEBUILDER_ASSETS.
+// Package controlplanetest is a test harness: it starts a real etcd and kube-apiserver on
+// 127.0.0.1 from the binaries `make control-plane` builds into $KUBEBUILDER_ASSETS, for the
+// applier's tests and the rebase tool's (cmd/lvms-rebase/app), which import it from here so
+// there is one harness for the whole repository.
+//
+// It imports the testing package (Start takes a testing.TB) and only _test.go files may import
+// it: MicroShift imports github.com/lvms-rebase/lvms-rebase/applier and never needs this package,
+// and the lvms-rebase binary must not link it (cmd/lvms-rebase's TestNoTestCodeLinked and the
+// applier's TestDependencies check both). It lives outside internal/ only so that the root module
+// can import it.
 //
 // It starts the two processes directly instead of through controller-runtime's envtest: every
 // requirement of the applier's go.mod lands in the module graph of MicroShift, which imports the
-// applier, so the applier module must not require controller-runtime even for tests. The
-// certificates (serving, client, service-account key) are generated here with crypto/x509.
+// applier, so the applier module must not require controller-runtime even for tests. It needs
+// nothing beyond client-go, which the applier requires anyway. The certificates (serving,
+// client, service-account key) are generated here with crypto/x509.
 //
 // A missing KUBEBUILDER_ASSETS fails the test with the command to run: silently skipping would let
 // `go test ./...` pass without ever touching an API server. Under `go test -short` the
 // control-plane tests are skipped instead.
-package controlplane
+package controlplanetest
 
 import (
 	"context"
