@@ -18,7 +18,7 @@ func FromTyped(ptr any) (map[string]any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("converting %T: %w", ptr, err)
 	}
-	pruneNulls(m)
+	PruneNulls(m)
 	return m, nil
 }
 
@@ -48,7 +48,9 @@ func Normalize(v any) any {
 	return v
 }
 
-func pruneNulls(v any) {
+// PruneNulls deletes null-valued map entries at every depth: Kubernetes decoding treats a
+// null field as absent, so two values that differ only by them mean the same.
+func PruneNulls(v any) {
 	switch x := v.(type) {
 	case map[string]any:
 		for k, val := range x {
@@ -56,11 +58,11 @@ func pruneNulls(v any) {
 				delete(x, k)
 				continue
 			}
-			pruneNulls(val)
+			PruneNulls(val)
 		}
 	case []any:
 		for _, val := range x {
-			pruneNulls(val)
+			PruneNulls(val)
 		}
 	}
 }

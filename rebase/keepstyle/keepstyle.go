@@ -19,6 +19,8 @@ import (
 
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 	"sigs.k8s.io/yaml"
+
+	"github.com/lvms-rebase/lvms-rebase/internal/jsonvalue"
 )
 
 // Docs decodes every non-empty document of a YAML (or JSON) file into its JSON value with
@@ -49,7 +51,8 @@ func value(n *kyaml.Node) (interface{}, error) {
 	if err := yaml.Unmarshal(b, &v); err != nil {
 		return nil, err
 	}
-	return pruneNulls(v), nil
+	jsonvalue.PruneNulls(v)
+	return v, nil
 }
 
 // Equal reports whether a and b hold the same documents in meaning. A file that does not
@@ -446,24 +449,6 @@ func mergeScalar(cur, want *kyaml.Node) {
 	if restyle {
 		cur.Style = want.Style
 	}
-}
-
-func pruneNulls(v interface{}) interface{} {
-	switch x := v.(type) {
-	case map[string]interface{}:
-		for k, val := range x {
-			if val == nil {
-				delete(x, k)
-				continue
-			}
-			x[k] = pruneNulls(val)
-		}
-	case []interface{}:
-		for i := range x {
-			x[i] = pruneNulls(x[i])
-		}
-	}
-	return v
 }
 
 // Document returns document i of a multi-document file on its own, formatted as the file is.
