@@ -173,7 +173,7 @@ func writeFileSync(name string, data []byte, perm fs.FileMode) error {
 // files are moved aside and the new ones renamed into place; if any step fails, the journal
 // is rolled back so the tree is byte-identical to before, and a process killed at any point
 // leaves a state Recover repairs. Nothing is written through a symlink that leads out of the
-// root. Existing files keep their mode; new ones get 0644. A Write with no changes
+// root. Existing files keep their mode; new ones get 0644 (0755 for a "#!" script). A Write with no changes
 // writes nothing (no mtime changes). Callers hold Lock.
 func Write(root string, files map[string][]byte, managedDirs []string) (*Changes, error) {
 	p, err := Compute(root, files, managedDirs)
@@ -221,10 +221,20 @@ func Write(root string, files map[string][]byte, managedDirs []string) (*Changes
 	return p, nil
 }
 
+// newFileMode is the mode of a file the tree does not have yet: a script (a "#!" first line,
+// like MicroShift's last_rebase_lvms.sh, which maintainers run to repeat a rebase) is
+// executable, anything else 0644.
+func newFileMode(data []byte) fs.FileMode {
+	if bytes.HasPrefix(data, []byte("#!")) {
+		return 0o755
+	}
+	return 0o644
+}
+
 // stage writes every new content under newDir; the tree is not touched yet.
 func stage(root, newDir string, p *Changes, files map[string][]byte) error {
 	for _, rel := range append(append([]string(nil), p.Add...), p.Change...) {
-		mode := fs.FileMode(0o644)
+		mode := newFileMode(files[rel])
 		if fi, err := os.Lstat(filepath.Join(root, filepath.FromSlash(rel))); err == nil && fi.Mode().IsRegular() {
 			mode = fi.Mode().Perm()
 		}

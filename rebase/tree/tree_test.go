@@ -222,6 +222,35 @@ func failAt(n int) func() error {
 }
 
 // TestWriteRenameFailure fails the swap at every rename and requires a byte-identical tree.
+// TestWriteNewFileModes: a new script is executable, other new files are 0644, and an
+// existing file keeps its mode whatever its content.
+func TestWriteNewFileModes(t *testing.T) {
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "scripts"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "scripts", "kept.sh"), []byte("old\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string][]byte{
+		"scripts/last_rebase_lvms.sh": []byte("#!/bin/bash -x\necho\n"),
+		"scripts/kept.sh":             []byte("#!/bin/sh\n"),
+		"scripts/data.yaml":           []byte("a: 1\n"),
+	}
+	if _, err := Write(root, files, nil); err != nil {
+		t.Fatal(err)
+	}
+	for rel, want := range map[string]os.FileMode{"scripts/last_rebase_lvms.sh": 0o755, "scripts/kept.sh": 0o600, "scripts/data.yaml": 0o644} {
+		fi, err := os.Stat(filepath.Join(root, rel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm() != want {
+			t.Errorf("%s: mode %v, want %v", rel, fi.Mode().Perm(), want)
+		}
+	}
+}
+
 func TestWriteRenameFailure(t *testing.T) {
 	defer func() { renameFn = os.Rename }()
 	// Every rename of the swap: changes and removes moved aside, adds and changes placed.
