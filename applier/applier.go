@@ -224,6 +224,23 @@ func (r *Result) finish(comps []*ComponentResult) error {
 	return errors.Join(errs...)
 }
 
+// hostDefaults fills the node-side settings Options and WatchOptions share: MicroShift's lvmd
+// paths, the vgs-based volume group lister and the default logger.
+func hostDefaults(lvmd, runtimeLvmd *string, vgs *VolumeGroupLister, logger **slog.Logger) {
+	if *lvmd == "" {
+		*lvmd = DefaultLvmdPath
+	}
+	if *runtimeLvmd == "" {
+		*runtimeLvmd = DefaultRuntimeLvmdPath
+	}
+	if *vgs == nil {
+		*vgs = VGSLister{}
+	}
+	if *logger == nil {
+		*logger = slog.Default()
+	}
+}
+
 func withDefaults(o Options) (Options, error) {
 	if o.Assets == nil {
 		return o, errors.New("applier options: Assets is required")
@@ -237,18 +254,7 @@ func withDefaults(o Options) (Options, error) {
 			o.Arch = a.MicroShift
 		}
 	}
-	if o.LvmdPath == "" {
-		o.LvmdPath = DefaultLvmdPath
-	}
-	if o.RuntimeLvmdPath == "" {
-		o.RuntimeLvmdPath = DefaultRuntimeLvmdPath
-	}
-	if o.VolumeGroups == nil {
-		o.VolumeGroups = VGSLister{}
-	}
-	if o.Logger == nil {
-		o.Logger = slog.Default()
-	}
+	hostDefaults(&o.LvmdPath, &o.RuntimeLvmdPath, &o.VolumeGroups, &o.Logger)
 	if o.WaitTimeout <= 0 {
 		o.WaitTimeout = 5 * time.Minute
 	}

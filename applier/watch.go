@@ -89,19 +89,8 @@ func WatchLvmd(ctx context.Context, opts WatchOptions) error {
 }
 
 func (o WatchOptions) withDefaults() WatchOptions {
-	if o.LvmdPath == "" {
-		o.LvmdPath = DefaultLvmdPath
-	}
+	hostDefaults(&o.LvmdPath, &o.RuntimeLvmdPath, &o.VolumeGroups, &o.Logger)
 	o.LvmdPath = filepath.Clean(o.LvmdPath)
-	if o.RuntimeLvmdPath == "" {
-		o.RuntimeLvmdPath = DefaultRuntimeLvmdPath
-	}
-	if o.VolumeGroups == nil {
-		o.VolumeGroups = VGSLister{}
-	}
-	if o.Logger == nil {
-		o.Logger = slog.Default()
-	}
 	if o.Debounce <= 0 {
 		o.Debounce = 500 * time.Millisecond
 	}
