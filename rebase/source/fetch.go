@@ -73,25 +73,36 @@ func (s *Source) explain(err error, what, loc string) error {
 		return fmt.Errorf("%s: registry %s denied access (HTTP %d) to %s; %s: %w",
 			what, regName, te.StatusCode, loc, s.keychain.describe(regName), err)
 	}
+	if digestMismatch(err) {
+		return fmt.Errorf("%s (from %s): the registry's content does not match its digest (not retried): %w", what, loc, err)
+	}
 	return fmt.Errorf("%s (from %s): %w", what, loc, err)
 }
 
 // transient reports whether an operation error deserves another attempt: HTTP status errors
-// were already retried by the transport; body-level failures were not.
+// were already retried by the transport; body-level failures (a truncated or reset body)
+// were not. Content that arrived whole but does not match its digest is not retried: the
+// registry serves other bytes under that digest, and downloading them again at full size
+// would only repeat the answer.
 func transient(ctx context.Context, err error) bool {
-	if err == nil || ctx.Err() != nil {
+	if err == nil || ctx.Err() != nil || isLimit(err) || digestMismatch(err) {
 		return false
 	}
 	var te *transport.Error
 	if errors.As(err, &te) {
 		return false
 	}
-	var dm *digestMismatchError
 	var cd *corruptDownloadError
-	// ggcr reports digest mismatches as plain errors: "error verifying sha256 checksum…"
-	// for blobs, "manifest digest … does not match requested digest" for manifests.
+	return retryableErr(err) || errors.As(err, &cd)
+}
+
+// digestMismatch reports whether err says content did not hash to its digest: ours
+// (cache.put) or ggcr's, which reports them as plain errors ("error verifying sha256
+// checksum…" for blobs, "manifest digest … does not match requested digest" for manifests).
+func digestMismatch(err error) bool {
+	var dm *digestMismatchError
 	msg := err.Error()
-	return retryableErr(err) || errors.As(err, &dm) || errors.As(err, &cd) || strings.Contains(msg, "verifying sha256 checksum") || strings.Contains(msg, "does not match")
+	return errors.As(err, &dm) || strings.Contains(msg, "verifying sha256 checksum") || strings.Contains(msg, "does not match requested digest")
 }
 
 // attempt runs f until it succeeds, fails permanently or attempts run out.
@@ -343,7 +354,12 @@ func (s *Source) blob(ctx context.Context, m *manifest, h v1.Hash, size int64) (
 				return err
 			}
 			defer rc.Close()
-			path, n, err := s.cache.put(h, s.progressReader(rc, m.ref.String(), h, size))
+			var body io.Reader = rc
+			if size > 0 {
+				// A body longer than the manifest says is wrong whatever follows: stop there.
+				body = &limitBody{ReadCloser: rc, left: size, err: &LimitError{URL: ref.String(), Reason: fmt.Sprintf("blob larger than the %d bytes its manifest declares", size)}}
+			}
+			path, n, err := s.cache.put(h, s.progressReader(body, m.ref.String(), h, size))
 			st.fetched += n
 			if err != nil {
 				return err

@@ -15,7 +15,6 @@ import (
 
 	"github.com/Masterminds/semver/v3"
 	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/lvms-rebase/lvms-rebase/rebase/bundle"
@@ -62,8 +61,7 @@ func (s *Source) listTags(ctx context.Context, r imgRef) ([]string, error) {
 	}
 	var tags []string
 	err = s.attempt(ctx, "listing tags of "+loc, func() error {
-		// remote.List follows the registry's Link headers across pages.
-		t, err := remote.List(repo, s.remoteOpts(ctx)...)
+		t, err := s.listAllTags(ctx, repo)
 		tags = t
 		return err
 	})

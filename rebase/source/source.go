@@ -72,6 +72,12 @@ type Options struct {
 
 	// MaxFileSize and MaxImageSize cap extraction (defaults 64 MiB and 512 MiB).
 	MaxFileSize, MaxImageSize int64
+	// MaxTagPages caps the tags/list pages read for one repository (default
+	// DefaultMaxTagPages); MaxTagListBytes caps its tag names and any one page's body
+	// (DefaultMaxTagListBytes); MaxManifestSize caps a manifest (DefaultMaxManifestSize).
+	// A registry past a bound fails the run with a LimitError naming the repository.
+	MaxTagPages                      int
+	MaxTagListBytes, MaxManifestSize int64
 
 	// Logger receives progress and warnings (default: discard).
 	Logger *slog.Logger
@@ -294,7 +300,7 @@ func New(opts Options) (*Source, error) {
 		s.base = http.DefaultTransport
 	}
 	rt := &retryTransport{inner: newInsecureTransport(s.base, opts.Insecure), opts: opts.Retry, log: log}
-	s.client = &http.Client{Transport: rt}
+	s.client = &http.Client{Transport: &limitTransport{inner: rt, tagList: opts.MaxTagListBytes, manifestSize: opts.MaxManifestSize}}
 	if s.puller, err = remote.NewPuller(s.baseRemoteOpts()...); err != nil {
 		return nil, fmt.Errorf("setting up registry access: %w", err)
 	}
@@ -317,6 +323,15 @@ func withDefaults(opts Options) Options {
 	}
 	if opts.MaxImageSize <= 0 {
 		opts.MaxImageSize = extract.DefaultMaxImageSize
+	}
+	if opts.MaxTagPages <= 0 {
+		opts.MaxTagPages = DefaultMaxTagPages
+	}
+	if opts.MaxTagListBytes <= 0 {
+		opts.MaxTagListBytes = DefaultMaxTagListBytes
+	}
+	if opts.MaxManifestSize <= 0 {
+		opts.MaxManifestSize = DefaultMaxManifestSize
 	}
 	if opts.Retry.Attempts <= 0 {
 		opts.Retry.Attempts = 5

@@ -32,6 +32,19 @@ const (
 	// FaultStall accepts the request and answers nothing until the client gives up (or the
 	// registry closes): a registry that hangs.
 	FaultStall
+	// FaultSelfLink answers a tags/list request with the real page and a Link header
+	// pointing back at the same page: pagination that never ends.
+	FaultSelfLink
+	// FaultEndlessPages answers every tags/list request with a page of new tags and a Link
+	// to yet another distinct page.
+	FaultEndlessPages
+	// FaultHugeTagList answers a tags/list request with one page of Fault.Size bytes of tags,
+	// streamed (the registry does not hold it in memory).
+	FaultHugeTagList
+	// FaultWrongDigest answers a manifest request by digest with a valid image manifest of
+	// about Fault.Size bytes whose digest is not the requested one, under the requested
+	// Docker-Content-Digest: a registry serving other bytes than it claims.
+	FaultWrongDigest
 )
 
 func (k FaultKind) String() string {
@@ -48,6 +61,14 @@ func (k FaultKind) String() string {
 		return "corrupt"
 	case FaultStall:
 		return "stall"
+	case FaultSelfLink:
+		return "self-link"
+	case FaultEndlessPages:
+		return "endless-pages"
+	case FaultHugeTagList:
+		return "huge-tag-list"
+	case FaultWrongDigest:
+		return "wrong-digest"
 	}
 	return "FaultKind(" + strconv.Itoa(int(k)) + ")"
 }
@@ -65,6 +86,8 @@ type Fault struct {
 	// Count is how many matching requests fail before the fault passes requests through;
 	// 0 means every matching request fails.
 	Count int
+	// Size is the body size in bytes of FaultHugeTagList and FaultWrongDigest (default 1 MiB).
+	Size int64
 }
 
 type activeFault struct {
@@ -155,6 +178,8 @@ func (r *Registry) inject(next http.Handler) http.Handler {
 				_ = tc.SetLinger(0)
 			}
 			_ = conn.Close()
+		case FaultSelfLink, FaultEndlessPages, FaultHugeTagList, FaultWrongDigest:
+			r.hostile(w, req, f, next)
 		case FaultTruncate, FaultCorrupt:
 			rec := httptest.NewRecorder()
 			next.ServeHTTP(rec, req)

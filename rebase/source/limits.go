@@ -1,0 +1,137 @@
+package source
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/google/go-containerregistry/pkg/name"
+
+	"github.com/lvms-rebase/lvms-rebase/internal/redact"
+)
+
+// Defaults of the bounds a registry cannot exceed (Options.MaxTagPages, MaxTagListBytes,
+// MaxManifestSize). Real repositories are far below them: quay.io's ocp-release has some
+// ten thousand tags (a few hundred KB of names), manifests are a few KB.
+const (
+	DefaultMaxTagPages     = 1000
+	DefaultMaxTagListBytes = 16 << 20
+	DefaultMaxManifestSize = 4 << 20
+)
+
+// LimitError is a registry answer over one of the bounds: too many tags/list pages, a
+// pagination link that repeats, a tag list or manifest larger than allowed.
+type LimitError struct {
+	// URL is the request that went past a bound ("" for the pagination bounds, which the
+	// caller names by repository).
+	URL string
+	// Reason says which bound was hit.
+	Reason string
+}
+
+func (e *LimitError) Error() string {
+	if e.URL == "" {
+		return e.Reason
+	}
+	return e.URL + ": " + e.Reason
+}
+
+// listAllTags follows repo's tags/list pagination (ggcr's Lister, sharing the puller's
+// per-repository transport) and stops with a LimitError on a repeated next link, after
+// MaxTagPages pages, or past MaxTagListBytes of tag names.
+func (s *Source) listAllTags(ctx context.Context, repo name.Repository) ([]string, error) {
+	lister, err := s.puller.Lister(ctx, repo)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	var tags []string
+	var size int64
+	for pages := 1; lister.HasNext(); pages++ {
+		if pages > s.opts.MaxTagPages {
+			return nil, &LimitError{Reason: fmt.Sprintf("pagination goes on past %d pages (%d tags so far); the registry's tags/list does not end", s.opts.MaxTagPages, len(tags))}
+		}
+		page, err := lister.Next(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range page.Tags {
+			size += int64(len(t))
+		}
+		if size > s.opts.MaxTagListBytes {
+			return nil, &LimitError{Reason: fmt.Sprintf("tag names exceed %d bytes after %d pages", s.opts.MaxTagListBytes, pages)}
+		}
+		tags = append(tags, page.Tags...)
+		if page.Next != "" {
+			if seen[page.Next] {
+				return nil, &LimitError{Reason: fmt.Sprintf("page %d links to a page already read (%s); the registry's pagination loops", pages, redact.URL(page.Next))}
+			}
+			seen[page.Next] = true
+		}
+	}
+	return tags, nil
+}
+
+// limitTransport bounds the bodies that are read into memory whole: tags/list pages and
+// manifests (distribution-spec paths). A Content-Length over the bound fails the first read;
+// a body without one fails when it passes the bound. Neither is retried.
+type limitTransport struct {
+	inner                 http.RoundTripper
+	tagList, manifestSize int64
+}
+
+func (t *limitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.inner.RoundTrip(req)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		return resp, err
+	}
+	var limit int64
+	var what string
+	switch p := req.URL.Path; {
+	case strings.HasPrefix(p, "/v2/") && strings.HasSuffix(p, "/tags/list"):
+		limit, what = t.tagList, "tag list page"
+	case strings.HasPrefix(p, "/v2/") && strings.Contains(p, "/manifests/"):
+		limit, what = t.manifestSize, "manifest"
+	default:
+		return resp, nil
+	}
+	b := &limitBody{ReadCloser: resp.Body, left: limit, err: &LimitError{URL: safeURL(req.URL), Reason: fmt.Sprintf("%s larger than %d bytes", what, limit)}}
+	if resp.ContentLength > limit {
+		// Fail the first read rather than the round trip: net/http would wrap the error in
+		// a url.Error repeating the URL.
+		b.left = -1
+	}
+	resp.Body = b
+	return resp, nil
+}
+
+// limitBody fails a read that would pass its bound.
+type limitBody struct {
+	io.ReadCloser
+	left int64
+	err  error
+}
+
+func (b *limitBody) Read(p []byte) (int, error) {
+	if b.left < 0 {
+		return 0, b.err
+	}
+	if int64(len(p)) > b.left+1 {
+		p = p[:b.left+1]
+	}
+	n, err := b.ReadCloser.Read(p)
+	b.left -= int64(n)
+	if b.left < 0 {
+		return 0, b.err
+	}
+	return n, err
+}
+
+// isLimit reports whether err is a bound a registry went past (never retried).
+func isLimit(err error) bool {
+	var le *LimitError
+	return errors.As(err, &le)
+}
