@@ -208,9 +208,9 @@ func (r *runner) resolve(ctx context.Context) error {
 		}
 	}
 	if choice.Warning != "" {
-		res.Warnings = append(res.Warnings, choice.Warning)
-		r.log.Warn(choice.Warning)
+		r.warn(choice.Warning)
 	}
+	// The source logged its warnings as it found them; they are recorded here.
 	res.Warnings = append(res.Warnings, res.Resolution.Warnings...)
 	res.Resolution.LVMS = &choice
 	if res.PayloadRule != "" {

@@ -13,7 +13,10 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/lvms-rebase/lvms-rebase/rebase/bundle"
+	"github.com/lvms-rebase/lvms-rebase/rebase/era"
 	"github.com/lvms-rebase/lvms-rebase/rebase/recipe"
+	"github.com/lvms-rebase/lvms-rebase/rebase/render"
+	"github.com/lvms-rebase/lvms-rebase/rebase/review"
 	"github.com/lvms-rebase/lvms-rebase/rebase/tree"
 )
 
@@ -27,6 +30,11 @@ type prInput struct {
 	excluded               []bundle.Excluded
 	recipes                []recipe.Change
 	semantic, formatting   []string
+	// imageUses are the release placeholders of the shipped files; rbac the review of the
+	// RBAC change; warnings every warning of the run, in order.
+	imageUses []render.ImageUse
+	rbac      *review.RBAC
+	warnings  []string
 }
 
 // snapshotBefore reads the current bytes of every path the run changes or removes, so the
@@ -75,47 +83,65 @@ func prBody(in prInput) string {
 		b.WriteString(strings.Join(imgLines, "\n") + "\n\n")
 	}
 
-	// RBAC rules and CRDs.
-	var rbac, crds []string
+	// CRDs.
+	var crds []string
 	for _, p := range sortedUnion(in.before, in.after) {
 		if strings.HasPrefix(p, "assets/release/") {
 			continue
 		}
 		o, n := objectOf(in.before[p]), objectOf(in.after[p])
-		kind := n.Kind
-		if kind == "" {
-			kind = o.Kind
+		if o.Kind != "CustomResourceDefinition" && n.Kind != "CustomResourceDefinition" {
+			continue
 		}
 		name := n.Metadata.Name
 		if name == "" {
 			name = o.Metadata.Name
 		}
-		switch kind {
-		case "ClusterRole", "Role":
-			added, removed := diffStrings(ruleStrings(o.Rules), ruleStrings(n.Rules))
-			for _, r := range added {
-				rbac = append(rbac, fmt.Sprintf("- %s `%s`: added `%s`", kind, name, r))
-			}
-			for _, r := range removed {
-				rbac = append(rbac, fmt.Sprintf("- %s `%s`: removed `%s`", kind, name, r))
-			}
-		case "CustomResourceDefinition":
-			switch {
-			case in.before[p] == nil:
-				crds = append(crds, fmt.Sprintf("- added `%s`", name))
-			case in.after[p] == nil:
-				crds = append(crds, fmt.Sprintf("- removed `%s`", name))
-			default:
-				crds = append(crds, fmt.Sprintf("- changed `%s` (%s)", name, p))
-			}
+		switch {
+		case in.before[p] == nil:
+			crds = append(crds, fmt.Sprintf("- added `%s`", name))
+		case in.after[p] == nil:
+			crds = append(crds, fmt.Sprintf("- removed `%s`", name))
+		default:
+			crds = append(crds, fmt.Sprintf("- changed `%s` (%s)", name, p))
 		}
 	}
-	section(&b, "RBAC rules", rbac, "No RBAC rule changes.")
+	rbacSections(&b, in.rbac)
 	section(&b, "CRDs", crds, "No CRD changes.")
 	bundleEvolution(&b, in)
 
 	section(&b, "Files", fileLines(in), "No files changed.")
+	warningsSection(&b, in.warnings)
 	return b.String()
+}
+
+// rbacSections lists the RBAC changes, and the escalations in a Security review section of
+// their own; a release whose RBAC did not change says so.
+func rbacSections(b *strings.Builder, rv *review.RBAC) {
+	if rv == nil {
+		return
+	}
+	var esc, changes []string
+	for _, e := range rv.Escalations {
+		esc = append(esc, fmt.Sprintf("- `%s` (%s): `%s`", e.Role, e.Class, e.Rule))
+	}
+	for _, c := range rv.Changes {
+		changes = append(changes, fmt.Sprintf("- %s `%s`: %s `%s`", strings.SplitN(c.Role, " ", 2)[0], strings.SplitN(c.Role, " ", 2)[1], c.Class, c.Rule))
+	}
+	if len(esc) > 0 {
+		section(b, "Security review", append([]string{"This release grants access a security review must look at:\n"}, esc...), "")
+	}
+	section(b, "RBAC rules", changes, "RBAC did not change.")
+}
+
+// warningsSection repeats every warning of the run, verbatim (a code block keeps markdown
+// from reading them).
+func warningsSection(b *strings.Builder, warnings []string) {
+	if len(warnings) == 0 {
+		section(b, "Warnings", nil, "The run printed no warnings.")
+		return
+	}
+	section(b, "Warnings", []string{"```text\n" + strings.Join(warnings, "\n") + "\n```"}, "")
 }
 
 // fileLines lists the files added, changed and removed, after a count of the changes of
@@ -132,7 +158,8 @@ func fileLines(in prInput) []string {
 		files = append(files, "- removed `"+p+"`")
 	}
 	if len(files) > 0 {
-		files = append([]string{fmt.Sprintf("%d changed in meaning, %d only in formatting.\n", len(in.semantic), len(in.formatting))}, files...)
+		files = append([]string{fmt.Sprintf("%d added, %d changed (%d in meaning, %d only in formatting), %d removed.\n",
+			len(in.changes.Add), len(in.changes.Change), len(in.semantic), len(in.formatting), len(in.changes.Remove))}, files...)
 	}
 	return files
 }
@@ -142,8 +169,8 @@ func fileLines(in prInput) []string {
 func bundleEvolution(b *strings.Builder, in prInput) {
 	var imgs, objs, recs []string
 	for _, img := range in.undeclared {
-		imgs = append(imgs, fmt.Sprintf("- `%s` (`%s`) → release key `%s`, templated as `{{ .ReleaseImage.%s }}`; not declared in the era table: review and declare it",
-			img.Name, img.Ref, img.Key, img.Key))
+		imgs = append(imgs, fmt.Sprintf("- `%s` (`%s`) → release key `%s` in both release JSONs; %s; not declared in the era table: review and declare it",
+			img.Name, img.Ref, img.Key, usesOf(in.imageUses, img.Key)))
 	}
 	for _, e := range in.excluded {
 		objs = append(objs, fmt.Sprintf("- %s `%s` (%s): %s", e.Kind, e.Name, e.File, e.Reason))
@@ -161,6 +188,20 @@ func bundleEvolution(b *strings.Builder, in prInput) {
 	section(b, "Asset recipes", recs, "No recipe changes.")
 }
 
+// usesOf says where the shipped files use a release key, as render found the placeholders.
+func usesOf(uses []render.ImageUse, key string) string {
+	var at []string
+	for _, u := range uses {
+		if u.Key == era.TemplateKey(key) {
+			at = append(at, fmt.Sprintf("`%s` %s", u.File, u.Field))
+		}
+	}
+	if len(at) == 0 {
+		return "no shipped file uses it"
+	}
+	return fmt.Sprintf("used as `{{ .ReleaseImage.%s }}` in %s", era.TemplateKey(key), strings.Join(at, ", "))
+}
+
 func section(b *strings.Builder, title string, lines []string, empty string) {
 	fmt.Fprintf(b, "### %s\n\n", title)
 	if len(lines) == 0 {
@@ -175,13 +216,6 @@ type prObject struct {
 	Metadata struct {
 		Name string `json:"name"`
 	} `json:"metadata"`
-	Rules []struct {
-		APIGroups       []string `json:"apiGroups"`
-		Resources       []string `json:"resources"`
-		ResourceNames   []string `json:"resourceNames"`
-		NonResourceURLs []string `json:"nonResourceURLs"`
-		Verbs           []string `json:"verbs"`
-	} `json:"rules"`
 }
 
 func objectOf(data []byte) prObject {
@@ -190,27 +224,6 @@ func objectOf(data []byte) prObject {
 		_ = yaml.Unmarshal(data, &o) // a file that is not one object simply contributes nothing
 	}
 	return o
-}
-
-func ruleStrings(rules []struct {
-	APIGroups       []string `json:"apiGroups"`
-	Resources       []string `json:"resources"`
-	ResourceNames   []string `json:"resourceNames"`
-	NonResourceURLs []string `json:"nonResourceURLs"`
-	Verbs           []string `json:"verbs"`
-}) []string {
-	var out []string
-	for _, r := range rules {
-		s := fmt.Sprintf("apiGroups=%v resources=%v verbs=%v", r.APIGroups, r.Resources, r.Verbs)
-		if len(r.ResourceNames) > 0 {
-			s += fmt.Sprintf(" resourceNames=%v", r.ResourceNames)
-		}
-		if len(r.NonResourceURLs) > 0 {
-			s += fmt.Sprintf(" nonResourceURLs=%v", r.NonResourceURLs)
-		}
-		out = append(out, s)
-	}
-	return out
 }
 
 func releaseImages(data []byte) map[string]string {
@@ -235,27 +248,6 @@ func digestOf(ref string) string {
 		return "`" + d + "`"
 	}
 	return "`" + ref + "`"
-}
-
-func diffStrings(old, new []string) (added, removed []string) {
-	om, nm := map[string]bool{}, map[string]bool{}
-	for _, s := range old {
-		om[s] = true
-	}
-	for _, s := range new {
-		nm[s] = true
-	}
-	for _, s := range new {
-		if !om[s] {
-			added = append(added, s)
-		}
-	}
-	for _, s := range old {
-		if !nm[s] {
-			removed = append(removed, s)
-		}
-	}
-	return added, removed
 }
 
 func orNone(s string) string {

@@ -28,6 +28,8 @@ import (
 	"github.com/lvms-rebase/lvms-rebase/rebase/lock"
 	"github.com/lvms-rebase/lvms-rebase/rebase/payload"
 	"github.com/lvms-rebase/lvms-rebase/rebase/recipe"
+	"github.com/lvms-rebase/lvms-rebase/rebase/render"
+	"github.com/lvms-rebase/lvms-rebase/rebase/review"
 	"github.com/lvms-rebase/lvms-rebase/rebase/snapshot"
 	"github.com/lvms-rebase/lvms-rebase/rebase/source"
 	"github.com/lvms-rebase/lvms-rebase/rebase/tree"
@@ -110,12 +112,16 @@ type Result struct {
 	RecipeChanges []recipe.Change `json:"recipeChanges,omitempty"`
 	// UndeclaredImages are relatedImages the era table does not name, written under derived
 	// keys (era.DerivedKey); each also has a warning.
-	UndeclaredImages []bundle.Image      `json:"undeclaredImages,omitempty"`
-	Warnings         []string            `json:"warnings,omitempty"`
-	Phases           []Phase             `json:"phases"`
-	Fetched          []source.FetchStats `json:"fetched"` // bytes pulled per image (bundle, payloads)
-	Commits          []string            `json:"commits,omitempty"`
-	Drift            bool                `json:"drift"`
+	UndeclaredImages []bundle.Image `json:"undeclaredImages,omitempty"`
+	// ImageUses are the release placeholders of the rendered files, by file and field.
+	ImageUses []render.ImageUse `json:"imageUses,omitempty"`
+	// RBAC reviews the RBAC the run ships against the tree's (not with --check).
+	RBAC     *review.RBAC        `json:"rbac,omitempty"`
+	Warnings []string            `json:"warnings,omitempty"`
+	Phases   []Phase             `json:"phases"`
+	Fetched  []source.FetchStats `json:"fetched"` // bytes pulled per image (bundle, payloads)
+	Commits  []string            `json:"commits,omitempty"`
+	Drift    bool                `json:"drift"`
 	// LockDrift lists where the lock file differs from its files and inputs (--check).
 	LockDrift []string `json:"lockDrift,omitempty"`
 	// Recovered lists interrupted writes of earlier runs that this run repaired first.
@@ -253,11 +259,17 @@ func (r *runner) prepare(old *lock.Lock) error {
 func (r *runner) recoverTree() error {
 	recs, err := tree.Recover(r.opts.MicroShiftDir)
 	for _, rec := range recs {
-		r.log.Warn(rec.String(), "dir", rec.Dir, "action", rec.Action)
-		r.result.Warnings = append(r.result.Warnings, rec.String())
+		r.warn(rec.String(), "dir", rec.Dir, "action", rec.Action)
 	}
 	r.result.Recovered = recs
 	return err
+}
+
+// warn records a warning of the run where it arises: on stderr at once, in Result.Warnings
+// (the summary, -o json) and, verbatim, in the PR body's Warnings section.
+func (r *runner) warn(msg string, attrs ...any) {
+	r.result.Warnings = append(r.result.Warnings, msg)
+	r.log.Warn(msg, attrs...)
 }
 
 // phase runs f and records and logs its duration. A run stopped by its context (SIGINT,
@@ -340,7 +352,7 @@ func (r *runner) snapshotAssets(ctx context.Context) error {
 	}
 	for _, a := range arches[1:] {
 		if c, err := r.payloads[a].SnapshotOperatorCommit(); err == nil && c != commit {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("payloads disagree on the %s commit: %s has %s, %s has %s; using %s",
+			r.warn(fmt.Sprintf("payloads disagree on the %s commit: %s has %s, %s has %s; using %s",
 				payload.SnapshotOperatorTag, arches[0], commit, a, c, commit))
 		}
 	}
@@ -364,7 +376,9 @@ func (r *runner) translate(context.Context) error {
 	}
 	r.translated = tr
 	res.Excluded = tr.Excluded
-	res.Warnings = append(res.Warnings, tr.Warnings...)
+	for _, w := range tr.Warnings {
+		r.warn(w)
+	}
 	for _, img := range tr.Images {
 		if img.Undeclared {
 			res.UndeclaredImages = append(res.UndeclaredImages, img)
@@ -568,6 +582,9 @@ func (r *runner) writeTree() error {
 	if res.Semantic, res.Formatting, err = classify(root, changes, files); err != nil {
 		return err
 	}
+	if err := r.review(); err != nil {
+		return err
+	}
 	var before map[string][]byte
 	if r.opts.PRBody != "" {
 		if before, err = snapshotBefore(root, changes); err != nil {
@@ -599,6 +616,32 @@ func (r *runner) writeTree() error {
 	return nil
 }
 
+// review compares the objects the run ships with the tree's: RBAC escalations and new
+// workloads are warnings of their own (stderr, summary, PR body), the RBAC review is also
+// Result.RBAC.
+func (r *runner) review() error {
+	old, err := review.ReadTree(r.opts.MicroShiftDir, r.managed)
+	if err != nil {
+		return fmt.Errorf("reading the tree's objects: %w", err)
+	}
+	shipped, err := review.Decode(r.files, r.managed)
+	if err != nil {
+		return err
+	}
+	rv, err := review.ReviewRBAC(old, shipped)
+	if err != nil {
+		return err
+	}
+	r.result.RBAC = &rv
+	for _, e := range rv.Escalations {
+		r.warn(fmt.Sprintf("security review: %s grants %s access: %s", e.Role, e.Class, e.Rule))
+	}
+	for _, w := range review.NewWorkloads(old, shipped) {
+		r.warn(w)
+	}
+	return nil
+}
+
 // writePRBody writes the markdown body for --pr-body. It is written after the tree so a
 // failed run leaves no body that describes changes which did not happen.
 func (r *runner) writePRBody(changes *tree.Changes, before, files map[string][]byte) error {
@@ -610,7 +653,8 @@ func (r *runner) writePRBody(changes *tree.Changes, before, files map[string][]b
 	in := prInput{changes: changes, before: before, after: after,
 		newVersion: res.BundleVersion, newPayload: res.PayloadVersion,
 		undeclared: res.UndeclaredImages, excluded: res.Excluded, recipes: res.RecipeChanges,
-		semantic: res.Semantic, formatting: res.Formatting}
+		semantic: res.Semantic, formatting: res.Formatting,
+		imageUses: res.ImageUses, rbac: res.RBAC, warnings: res.Warnings}
 	if old := r.result.old; old != nil {
 		in.oldVersion, in.oldPayload = old.Bundle.Version, old.PayloadVersion
 	}

@@ -45,6 +45,7 @@ func (r *runner) render(context.Context) error {
 		r.files[p] = d
 	}
 	r.managed = out.ManagedDirs
+	r.result.ImageUses = out.Images
 	return nil
 }
 
@@ -141,7 +142,9 @@ func (r *runner) records(files map[string][]byte) (map[string][]byte, error) {
 		return nil, err
 	}
 	r.result.RecipeChanges = res.Changes
-	r.result.Warnings = append(r.result.Warnings, res.Warnings...)
+	for _, w := range res.Warnings {
+		r.warn(w)
+	}
 	return res.Files, nil
 }
 

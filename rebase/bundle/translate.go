@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/lvms-rebase/lvms-rebase/internal/imageref"
 	"github.com/lvms-rebase/lvms-rebase/internal/jsonvalue"
 	"github.com/lvms-rebase/lvms-rebase/internal/kinds"
 	"github.com/lvms-rebase/lvms-rebase/rebase/era"
@@ -114,8 +115,10 @@ type translator struct {
 	opts Options
 	ns   string
 	res  *Result
-	// placeholders maps a relatedImages ref of an era image to its template placeholder.
+	// placeholders maps a relatedImages ref of a shipped image to its template placeholder,
+	// byDigest its digest (the same image named through another repository).
 	placeholders map[string]string
+	byDigest     map[string]string
 }
 
 // Translate turns a bundle into the objects and images an era of MicroShift ships. Objects
@@ -123,9 +126,12 @@ type translator struct {
 //
 //   - per clusterPermissions entry: ServiceAccount, ClusterRole and ClusterRoleBinding;
 //   - per permissions entry: ServiceAccount (one per name), Role and RoleBinding;
-//   - per deployment: an apps/v1 Deployment with images templated as
-//     {{ .ReleaseImage.<key> }};
+//   - per deployment: an apps/v1 Deployment;
 //   - per webhook definition: a Validating/MutatingWebhookConfiguration.
+//
+// Every reference to a shipped bundle image, wherever it appears in a shipped object (a
+// container image, any env value, an argument, an annotation, ConfigMap data), is replaced
+// by its release-JSON placeholder {{ .ReleaseImage.<key> }}; render refuses what is left.
 //
 // RBAC objects are named after their service account, as MicroShift always did; a second
 // entry for the same service account gets "-2", a third "-3", and so on, so names stay stable
@@ -135,7 +141,7 @@ func Translate(b *Bundle, e era.Era, opts Options) (*Result, error) {
 	if b == nil || b.CSV == nil {
 		return nil, fmt.Errorf("translating bundle: no ClusterServiceVersion loaded")
 	}
-	t := &translator{b: b, e: e, opts: opts, res: &Result{}, placeholders: map[string]string{}}
+	t := &translator{b: b, e: e, opts: opts, res: &Result{}, placeholders: map[string]string{}, byDigest: map[string]string{}}
 	if err := t.namespace(); err != nil {
 		return nil, err
 	}
@@ -153,6 +159,7 @@ func Translate(b *Bundle, e era.Era, opts Options) (*Result, error) {
 		return nil, err
 	}
 	t.versionConfigMap()
+	t.templateAll()
 	if err := t.sortAndCheck(); err != nil {
 		return nil, err
 	}
@@ -239,8 +246,40 @@ func (t *translator) images() error {
 
 func (t *translator) addImage(img Image) {
 	t.res.Images = append(t.res.Images, img)
+	p := fmt.Sprintf("{{ .ReleaseImage.%s }}", era.TemplateKey(img.Key))
 	if _, dup := t.placeholders[img.Ref]; !dup {
-		t.placeholders[img.Ref] = fmt.Sprintf("{{ .ReleaseImage.%s }}", era.TemplateKey(img.Key))
+		t.placeholders[img.Ref] = p
+	}
+	if d := imageref.DigestOf(img.Ref); d != "" {
+		if _, dup := t.byDigest[d]; !dup {
+			t.byDigest[d] = p
+		}
+	}
+}
+
+// placeholder is the template of a shipped image reference: by the reference itself, else
+// by its digest (a pinned image is the same image whatever repository names it).
+func (t *translator) placeholder(r imageref.Ref) (string, bool) {
+	if p, ok := t.placeholders[r.Ref]; ok {
+		return p, true
+	}
+	if r.Digest == "" {
+		return "", false
+	}
+	p, ok := t.byDigest[r.Digest]
+	return p, ok
+}
+
+// templateAll replaces every reference to a shipped image in every string of every object
+// by its placeholder: an operator finds its images by env vars named any way
+// (RELATED_IMAGE_*), by arguments or annotations, and a literal digest in an asset would
+// bypass the per-arch digests of the release JSONs.
+func (t *translator) templateAll() {
+	for _, o := range t.res.Objects {
+		imageref.Strings(o.Object, func(_, s string) string {
+			out, _ := imageref.Replace(s, t.placeholder)
+			return out
+		})
 	}
 }
 
@@ -374,31 +413,23 @@ func (t *translator) deployments() error {
 	return nil
 }
 
-// templateImages replaces every container image and every image-valued env var (name ending
-// in _IMAGE) with its release-JSON placeholder: a literal digest in an asset would bypass the
-// per-arch digests and the image lists built from the release JSONs.
+// templateImages replaces every container image with its release-JSON placeholder; an image
+// that is no shipped relatedImage cannot be templated and fails the translation. Every other
+// reference (env values, arguments) is templated with the rest of the object (templateAll).
 func (t *translator) templateImages(where string, pod *corev1.PodSpec) error {
 	for _, cs := range [][]corev1.Container{pod.InitContainers, pod.Containers} {
 		for j := range cs {
 			c := &cs[j]
-			p, ok := t.placeholders[c.Image]
+			refs := imageref.Find(c.Image)
+			p, ok := "", len(refs) == 1 && refs[0].Ref == c.Image
+			if ok {
+				p, ok = t.placeholder(refs[0])
+			}
 			if !ok {
 				return fmt.Errorf("%s: %s container %s: image %s is not in spec.relatedImages; expected every container image to be a relatedImage so that it can be templated",
 					t.b.CSVFile, where, c.Name, c.Image)
 			}
 			c.Image = p
-			for k := range c.Env {
-				ev := &c.Env[k]
-				if !strings.HasSuffix(ev.Name, "_IMAGE") || ev.Value == "" {
-					continue
-				}
-				p, ok := t.placeholders[ev.Value]
-				if !ok {
-					return fmt.Errorf("%s: %s container %s: env %s=%s is not in spec.relatedImages; expected every *_IMAGE value to be a relatedImage so that it can be templated",
-						t.b.CSVFile, where, c.Name, ev.Name, ev.Value)
-				}
-				ev.Value = p
-			}
 		}
 	}
 	return nil
@@ -414,6 +445,11 @@ func (t *translator) webhooks() error {
 		if !t.e.CSV.Webhooks {
 			t.res.Excluded = append(t.res.Excluded, Excluded{File: t.b.CSVFile, Kind: kind, Name: name,
 				Reason: fmt.Sprintf("era %s does not ship the CSV's webhooks", t.e.Name)})
+			continue
+		}
+		if why, ok := unshippedWebhook(t.e, w.GenerateName); ok {
+			t.res.Excluded = append(t.res.Excluded, Excluded{File: t.b.CSVFile, Kind: kind, Name: name,
+				Reason: fmt.Sprintf("declared unshipped by era %s: %s", t.e.Name, why)})
 			continue
 		}
 		svc, err := t.webhookService(i, w)
@@ -433,11 +469,8 @@ func (t *translator) webhooks() error {
 			h := w.GetMutatingWebhook(t.ns, nsSel, nil)
 			hook, ref = &h, h.ClientConfig.Service
 		}
-		ref.Name = svc
-		if w.ContainerPort == 0 {
-			port := int32(443) // OLM's default
-			ref.Port = &port
-		}
+		ref.Namespace, ref.Name = svc.Namespace, svc.Name
+		ref.Port = &svc.Port
 		t.add(map[string]interface{}{
 			"apiVersion": admissionregistrationv1.SchemeGroupVersion.String(), "kind": kind,
 			"metadata": map[string]interface{}{
@@ -450,10 +483,12 @@ func (t *translator) webhooks() error {
 	return nil
 }
 
-// webhookService finds the bundle Service that selects the webhook's deployment and forwards
-// containerPort to targetPort. Without one, OLM's "<deployment>-service" name is used: OLM
-// would create that Service, MicroShift does not, so the caller is warned.
-func (t *translator) webhookService(i int, w v1alpha1.WebhookDescription) (string, error) {
+// webhookService finds the shipped bundle Service that selects the webhook's deployment and
+// forwards containerPort to targetPort, else the era's mapping to a Service MicroShift runs.
+// Without either the webhook would call a Service nothing creates (OLM creates
+// "<deployment>-service", MicroShift does not) and every matching request would fail: the
+// translation fails, naming what the bundle provides.
+func (t *translator) webhookService(i int, w v1alpha1.WebhookDescription) (era.WebhookService, error) {
 	var dep *v1alpha1.StrategyDeploymentSpec
 	for j := range t.b.CSV.Spec.InstallStrategy.StrategySpec.DeploymentSpecs {
 		if d := &t.b.CSV.Spec.InstallStrategy.StrategySpec.DeploymentSpecs[j]; d.Name == w.DeploymentName {
@@ -461,36 +496,69 @@ func (t *translator) webhookService(i int, w v1alpha1.WebhookDescription) (strin
 		}
 	}
 	if dep == nil {
-		return "", fmt.Errorf("%s: spec.webhookdefinitions[%d].deploymentName %q: missing deployment", t.where(), i, w.DeploymentName)
+		return era.WebhookService{}, fmt.Errorf("%s: spec.webhookdefinitions[%d].deploymentName %q: missing deployment", t.where(), i, w.DeploymentName)
 	}
 	port := w.ContainerPort
 	if port == 0 {
-		port = 443
+		port = 443 // OLM's default
 	}
 	target := intstr.FromInt32(port)
 	if w.TargetPort != nil {
 		target = *w.TargetPort
 	}
+	matches, provided, err := t.servicesFor(dep, port, target)
+	if err != nil {
+		return era.WebhookService{}, err
+	}
+	switch {
+	case len(matches) > 1:
+		t.warnf("%s: Services %s all select deployment %s on port %d for webhook %s; using %s",
+			t.b.CSVFile, strings.Join(matches, ", "), w.DeploymentName, port, w.GenerateName, matches[0])
+		fallthrough
+	case len(matches) == 1:
+		return era.WebhookService{Namespace: t.ns, Name: matches[0], Port: port}, nil
+	}
+	for _, m := range t.e.WebhookServices {
+		if m.Webhook == w.GenerateName {
+			if m.Port == 0 {
+				m.Port = 443
+			}
+			return m, nil
+		}
+	}
+	if len(provided) == 0 {
+		provided = []string{"no Service"}
+	}
+	return era.WebhookService{}, fmt.Errorf("%s: spec.webhookdefinitions[%d]: webhook %s of deployment %s needs a Service selecting %s on port %d→%s "+
+		"(OLM would create %s/%s-service; MicroShift does not), and no shipped file creates one; the bundle provides %s. "+
+		"Add the Service to the bundle, map the webhook to a Service MicroShift runs (era %s WebhookServices) or declare it unshipped (UnshippedWebhooks)",
+		t.b.CSVFile, i, w.GenerateName, w.DeploymentName, labelString(dep.Spec.Template.Labels), port, target.String(),
+		t.ns, w.DomainName(), strings.Join(provided, "; "), t.e.Name)
+}
+
+// servicesFor returns the names of the shipped bundle Services that select dep and forward
+// port to target, sorted, and a description of every bundle Service for error messages.
+func (t *translator) servicesFor(dep *v1alpha1.StrategyDeploymentSpec, port int32, target intstr.IntOrString) (matches, provided []string, err error) {
 	podLabels := dep.Spec.Template.Labels
-	var matches []string
 	for _, o := range t.b.Objects {
 		if o.Object.GetKind() != "Service" {
 			continue
 		}
 		var svc corev1.Service
 		if err := jsonvalue.ToTyped(o.Object.Object, &svc); err != nil {
-			return "", fmt.Errorf("%s: decoding Service: %w", o.File, err)
+			return nil, nil, fmt.Errorf("%s: decoding Service: %w", o.File, err)
 		}
-		if len(svc.Spec.Selector) == 0 {
-			continue
+		var ports []string
+		for _, p := range svc.Spec.Ports {
+			ports = append(ports, fmt.Sprintf("%d→%s", p.Port, p.TargetPort.String()))
 		}
-		selects := true
-		for k, v := range svc.Spec.Selector {
-			if podLabels[k] != v {
-				selects = false
-			}
+		shipped := t.e.IncludesBundleObject("Service", svc.Name)
+		desc := fmt.Sprintf("Service %s (%s) selecting %s on ports %s", svc.Name, o.File, labelString(svc.Spec.Selector), strings.Join(ports, ", "))
+		if !shipped {
+			desc += ", not shipped by era " + t.e.Name
 		}
-		if !selects {
+		provided = append(provided, desc)
+		if !shipped || len(svc.Spec.Selector) == 0 || !selects(svc.Spec.Selector, podLabels) {
 			continue
 		}
 		for _, p := range svc.Spec.Ports {
@@ -501,19 +569,38 @@ func (t *translator) webhookService(i int, w v1alpha1.WebhookDescription) (strin
 		}
 	}
 	sort.Strings(matches)
-	switch len(matches) {
-	case 0:
-		name := w.DomainName() + "-service"
-		t.warnf("%s: no bundle Service selects deployment %s on port %d→%s for webhook %s; using OLM's name %s, which MicroShift does not create",
-			t.b.CSVFile, w.DeploymentName, port, target.String(), w.GenerateName, name)
-		return name, nil
-	case 1:
-		return matches[0], nil
-	default:
-		t.warnf("%s: Services %s all select deployment %s on port %d for webhook %s; using %s",
-			t.b.CSVFile, strings.Join(matches, ", "), w.DeploymentName, port, w.GenerateName, matches[0])
-		return matches[0], nil
+	return matches, provided, nil
+}
+
+func selects(selector, labels map[string]string) bool {
+	for k, v := range selector {
+		if labels[k] != v {
+			return false
+		}
 	}
+	return true
+}
+
+func labelString(m map[string]string) string {
+	var kv []string
+	for k, v := range m {
+		kv = append(kv, k+"="+v)
+	}
+	sort.Strings(kv)
+	if len(kv) == 0 {
+		return "nothing"
+	}
+	return strings.Join(kv, ",")
+}
+
+// unshippedWebhook returns why the era leaves a webhook (by generateName) out.
+func unshippedWebhook(e era.Era, generateName string) (string, bool) {
+	for _, u := range e.UnshippedWebhooks {
+		if u.Name == generateName {
+			return u.Why, true
+		}
+	}
+	return "", false
 }
 
 // samePort reports whether a Service port's targetPort reaches the webhook's targetPort,

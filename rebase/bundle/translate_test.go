@@ -291,7 +291,7 @@ func TestTranslateSemantics(t *testing.T) {
 			})
 		}
 	})
-	t.Run("webhook without a matching Service falls back to OLM naming", func(t *testing.T) {
+	t.Run("webhook without a shipped Service", func(t *testing.T) {
 		b := load(t, "v4.23.1")
 		var kept []Object
 		for _, o := range b.Objects {
@@ -300,27 +300,39 @@ func TestTranslateSemantics(t *testing.T) {
 			}
 		}
 		b.Objects = kept
-		r, err := Translate(b, eraNamed(t, "lvms-4.20"), Options{})
+		e := eraNamed(t, "lvms-4.20")
+		_, err := Translate(b, e, Options{})
+		if err == nil || !containsAll(err.Error(), "webhook mlvmcluster.kb.io of deployment lvms-operator needs a Service", "port 443→9443",
+			"no shipped file creates one", "the bundle provides Service lvms-operator-metrics-service") {
+			t.Fatalf("error %v", err)
+		}
+		// A declared mapping to a Service MicroShift runs, or the webhooks declared unshipped.
+		e.WebhookServices = []era.WebhookService{{Webhook: "mlvmcluster.kb.io", Namespace: "ns", Name: "svc"}, {Webhook: "vlvmcluster.kb.io", Namespace: "ns", Name: "svc", Port: 8443}}
+		r, err := Translate(b, e, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, kind := range []string{"ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"} {
-			var hook *unstructured.Unstructured
-			for _, o := range r.Objects {
-				if o.GetKind() == kind {
-					hook = o
+		for _, o := range r.Objects {
+			if strings.HasSuffix(o.GetKind(), "WebhookConfiguration") {
+				ref := o.Object["webhooks"].([]interface{})[0].(map[string]interface{})["clientConfig"].(map[string]interface{})["service"].(map[string]interface{})
+				if ref["namespace"] != "ns" || ref["name"] != "svc" || (ref["port"] != int64(443) && ref["port"] != int64(8443)) {
+					t.Errorf("%s calls %v", o.GetName(), ref)
 				}
 			}
-			if hook == nil {
-				t.Fatalf("no %s", kind)
-			}
-			svc, _, _ := unstructured.NestedString(hook.Object["webhooks"].([]interface{})[0].(map[string]interface{}), "clientConfig", "service", "name")
-			if svc != "lvms-operator-service" {
-				t.Errorf("%s service %q, want lvms-operator-service", kind, svc)
+		}
+		e.WebhookServices = nil
+		e.UnshippedWebhooks = []era.Unshipped{{Name: "mlvmcluster.kb.io", Why: "a"}, {Name: "vlvmcluster.kb.io", Why: "b"}}
+		if r, err = Translate(b, e, Options{}); err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, x := range r.Excluded {
+			if strings.HasSuffix(x.Kind, "WebhookConfiguration") && strings.Contains(x.Reason, "declared unshipped") {
+				n++
 			}
 		}
-		if got := strings.Join(r.Warnings, "\n"); strings.Count(got, "using OLM's name lvms-operator-service") != 2 {
-			t.Errorf("warnings %q", got)
+		if n != 2 {
+			t.Errorf("excluded %+v, want both webhooks", r.Excluded)
 		}
 	})
 	t.Run("CSV timeout and matchPolicy are kept", func(t *testing.T) {
@@ -364,12 +376,6 @@ func TestTranslateErrors(t *testing.T) {
 				b.CSV.Spec.InstallStrategy.StrategySpec.DeploymentSpecs[0].Spec.Template.Spec.Containers[0].Image = "quay.io/x/y@sha256:0"
 			},
 			want: []string{csvFile, "container manager: image quay.io/x/y@sha256:0 is not in spec.relatedImages"}},
-		{name: "image env var not a relatedImage", bundle: "v4.18.4", era: "lvms-4.18",
-			edit: func(b *Bundle) {
-				c := &b.CSV.Spec.InstallStrategy.StrategySpec.DeploymentSpecs[0].Spec.Template.Spec.Containers[0]
-				c.Env = append(c.Env, corev1.EnvVar{Name: "SIDECAR_IMAGE", Value: "quay.io/x/y@sha256:0"})
-			},
-			want: []string{csvFile, "env SIDECAR_IMAGE=quay.io/x/y@sha256:0 is not in spec.relatedImages"}},
 		{name: "derived key collides", bundle: "v4.18.4", era: "lvms-4.18",
 			edit: func(b *Bundle) {
 				ri := b.CSV.Spec.RelatedImages[0]
@@ -539,4 +545,47 @@ func containsAll(s string, subs ...string) bool {
 		}
 	}
 	return true
+}
+
+// TestTemplateEverywhere: a reference to a shipped image is templated wherever a shipped
+// object carries it, whatever the env var is named, and by digest when another repository
+// names the same image; a reference to an image that is not shipped is left for render's
+// guard to refuse.
+func TestTemplateEverywhere(t *testing.T) {
+	const other = "quay.io/x/y@sha256:2222222222222222222222222222222222222222222222222222222222222222"
+	b, err := Load(filepath.Join("testdata", "bundles", "v4.18.4"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := b.CSV.Spec.RelatedImages[0].Image
+	mirrored := "mirror.example.com/lvms/operator@" + ref[strings.LastIndex(ref, "@")+1:]
+	dep := &b.CSV.Spec.InstallStrategy.StrategySpec.DeploymentSpecs[0].Spec.Template
+	c := &dep.Spec.Containers[0]
+	c.Env = append(c.Env, corev1.EnvVar{Name: "RELATED_IMAGE_OPERATOR", Value: ref}, corev1.EnvVar{Name: "OTHER", Value: other})
+	c.Args = append(c.Args, "--operator-image="+ref, "--mirrored="+mirrored)
+	dep.Annotations = map[string]string{"lvms.topolvm.io/images": `{"operator":"` + ref + `"}`}
+	r, err := Translate(b, eraNamed(t, "lvms-4.18"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := yaml.Marshal(objectsOf(r))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := string(objs)
+	const p = "{{ .ReleaseImage.lvms_operator }}"
+	for _, want := range []string{
+		"value: '" + p + "'",
+		"--operator-image=" + p,
+		"--mirrored=" + p,
+		`'{"operator":"` + p + `"}'`,
+		"value: " + other,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, ref) || strings.Contains(out, mirrored) {
+		t.Errorf("a literal reference of a shipped image survived:\n%s", out)
+	}
 }

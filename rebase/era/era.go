@@ -92,6 +92,44 @@ type Era struct {
 	// SnapshotSplit lists the kinds of a kept multi-document snapshot file
 	// (05_operand_rbac.yaml) that MicroShift also ships as files of their own.
 	SnapshotSplit []string
+	// UnshippedWebhooks are CSV webhook definitions (by generateName) the era deliberately
+	// leaves out, with the reason; WebhookServices map a webhook whose bundle has no Service
+	// for it to a Service MicroShift already runs. Any other webhook must call a shipped
+	// bundle Service, or the translation fails.
+	UnshippedWebhooks []Unshipped
+	WebhookServices   []WebhookService
+	// LiteralImages are the registry references a shipped object may carry untemplated (the
+	// OCP row's, then the LVMS row's); render refuses any other.
+	LiteralImages []LiteralImage
+}
+
+// WebhookService is the Service a webhook (by generateName) calls when its bundle ships none:
+// one MicroShift already runs.
+type WebhookService struct {
+	Webhook, Namespace, Name string
+	Port                     int32
+	Why                      string
+}
+
+// LiteralImage allows one registry reference with a tag or digest to stay literal in one
+// field of one shipped object: a deliberate exception to "every image comes from the release
+// JSONs", with the reason.
+type LiteralImage struct {
+	Kind, Name string
+	// Field is the field path as render names it (spec.template.spec.containers[0].args[1]).
+	Field string
+	Ref   string
+	Why   string
+}
+
+// AllowsLiteral reports whether ref may stay literal in that field of that object.
+func (e Era) AllowsLiteral(kind, name, field, ref string) bool {
+	for _, l := range e.LiteralImages {
+		if l.Kind == kind && l.Name == name && l.Field == field && l.Ref == ref {
+			return true
+		}
+	}
+	return false
 }
 
 // ReleaseKeys returns the release-JSON keys the era writes, bundle images first.

@@ -2,6 +2,7 @@ package era
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -94,6 +95,8 @@ func Combine(ocp, lvms string) (Era, error) {
 		LVMSOverlay: l.LVMSOverlay, SnapshotOverlay: o.SnapshotOverlay,
 		BundleImages: l.BundleImages, UnshippedImages: l.UnshippedImages, PayloadImages: o.PayloadImages,
 		CSV: l.CSV, BundleInclude: l.BundleInclude, SnapshotWebhook: o.SnapshotWebhook, SnapshotSplit: o.SnapshotSplit,
+		LiteralImages:     slices.Concat(o.LiteralImages, l.LiteralImages),
+		UnshippedWebhooks: l.UnshippedWebhooks, WebhookServices: l.WebhookServices,
 	}, nil
 }
 

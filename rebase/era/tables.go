@@ -63,6 +63,8 @@ type OCPRow struct {
 	SnapshotWebhook bool
 	// SnapshotSplit: see Era.SnapshotSplit.
 	SnapshotSplit []string
+	// LiteralImages: see Era.LiteralImages (snapshot objects).
+	LiteralImages []LiteralImage
 }
 
 // LVMSRow is what the LVMS bundle decides, keyed by the LVMS bundle minor: the driver, the
@@ -81,6 +83,11 @@ type LVMSRow struct {
 	UnshippedImages []Unshipped
 	CSV             CSVPolicy
 	BundleInclude   []Selector
+	// LiteralImages: see Era.LiteralImages (bundle objects).
+	LiteralImages []LiteralImage
+	// UnshippedWebhooks, WebhookServices: see Era.
+	UnshippedWebhooks []Unshipped
+	WebhookServices   []WebhookService
 }
 
 // Policy says which LVMS minor an OpenShift range takes. With Pin set, that minor whatever

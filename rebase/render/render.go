@@ -16,11 +16,13 @@ package render
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -31,6 +33,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
 
+	"github.com/lvms-rebase/lvms-rebase/internal/imageref"
 	"github.com/lvms-rebase/lvms-rebase/internal/kinds"
 	"github.com/lvms-rebase/lvms-rebase/rebase/era"
 )
@@ -93,6 +96,8 @@ type Output struct {
 	Files []File
 	// ManagedDirs are the component directories whose whole content Files replaces, sorted.
 	ManagedDirs []string
+	// Images are the release placeholders the files carry, by file and field.
+	Images []ImageUse
 }
 
 // Map returns the files as path → bytes, the form rebase/tree takes.
@@ -154,9 +159,11 @@ func Render(in Input) (*Output, error) {
 		if err := checkNamespaces(files, c.namespaces); err != nil {
 			return nil, fmt.Errorf("render era %s, overlay %s: %w", in.Era.Name, c.overlay, err)
 		}
-		if err := checkTemplatedImages(files); err != nil {
+		uses, err := checkImageRefs(files, in.Era)
+		if err != nil {
 			return nil, fmt.Errorf("render era %s, overlay %s: %w", in.Era.Name, c.overlay, err)
 		}
+		out.Images = append(out.Images, uses...)
 		if c.dir == SnapshotDir && !in.Era.SnapshotWebhook {
 			for _, f := range files {
 				if f.Kind == "ValidatingWebhookConfiguration" {
@@ -165,6 +172,9 @@ func Render(in Input) (*Output, error) {
 			}
 		}
 		out.Files = append(out.Files, files...)
+	}
+	if err := checkWebhookServices(out.Files, in.Era); err != nil {
+		return nil, fmt.Errorf("render era %s: %w", in.Era.Name, err)
 	}
 	if err := addAggregates(out, in.Aggregates); err != nil {
 		return nil, fmt.Errorf("render era %s: %w", in.Era.Name, err)
@@ -374,40 +384,118 @@ func checkNamespaces(files []File, allowed []string) error {
 	return nil
 }
 
-// templatePrefix starts every image reference an asset may carry: MicroShift fills it from
-// release-<arch>.json, so the per-arch digests and image lists stay in one place.
-const templatePrefix = "{{ .ReleaseImage."
-
-// checkTemplatedImages rejects a Deployment or DaemonSet whose container image or
-// image-valued env var (*_IMAGE) is a literal reference rather than a release placeholder.
-func checkTemplatedImages(files []File) error {
+// checkWebhookServices refuses a shipped admission webhook that calls a Service no shipped
+// file creates and the era does not map to one MicroShift runs: every API request it matches
+// would fail.
+func checkWebhookServices(files []File, e era.Era) error {
+	services := map[string]bool{}
 	for _, f := range files {
-		if f.Kind != "Deployment" && f.Kind != "DaemonSet" {
+		if f.Kind == "Service" {
+			services[f.Namespace+"/"+f.Name] = true
+		}
+	}
+	for _, m := range e.WebhookServices {
+		services[m.Namespace+"/"+m.Name] = true
+	}
+	for _, f := range files {
+		if f.Kind != "ValidatingWebhookConfiguration" && f.Kind != "MutatingWebhookConfiguration" {
 			continue
 		}
 		var obj struct {
-			Spec struct {
-				Template struct {
-					Spec struct {
-						InitContainers []container `json:"initContainers"`
-						Containers     []container `json:"containers"`
-					} `json:"spec"`
-				} `json:"template"`
-			} `json:"spec"`
+			Webhooks []struct {
+				Name         string `json:"name"`
+				ClientConfig struct {
+					Service *struct{ Namespace, Name string } `json:"service"`
+				} `json:"clientConfig"`
+			} `json:"webhooks"`
 		}
 		if err := yaml.Unmarshal(f.Data, &obj); err != nil {
 			return fmt.Errorf("%s: %w", f.Path, err)
 		}
-		pod := obj.Spec.Template.Spec
-		for _, c := range append(pod.InitContainers, pod.Containers...) {
-			if !strings.HasPrefix(c.Image, templatePrefix) {
-				return fmt.Errorf("%s %s container %s: image %q is not a release placeholder (%s<key> }})", f.Kind, f.Name, c.Name, c.Image, templatePrefix)
+		for _, w := range obj.Webhooks {
+			if svc := w.ClientConfig.Service; svc != nil && !services[svc.Namespace+"/"+svc.Name] {
+				return fmt.Errorf("%s: %s %s: webhook %s calls Service %s/%s, which no shipped file creates", f.Path, f.Kind, f.Name, w.Name, svc.Namespace, svc.Name)
 			}
-			for _, e := range c.Env {
-				if strings.HasSuffix(e.Name, "_IMAGE") && e.Value != "" && !strings.HasPrefix(e.Value, templatePrefix) {
-					return fmt.Errorf("%s %s container %s: env %s=%q is not a release placeholder (%s<key> }})", f.Kind, f.Name, c.Name, e.Name, e.Value, templatePrefix)
+		}
+	}
+	return nil
+}
+
+// templatePrefix starts every image reference an asset may carry: MicroShift fills it from
+// release-<arch>.json, so the per-arch digests and image lists stay in one place.
+const templatePrefix = "{{ .ReleaseImage."
+
+// placeholderRE is a release placeholder as the bundle translation and the snapshot patches
+// write it; MicroShift's template engine accepts any spacing.
+var placeholderRE = regexp.MustCompile(`\{\{-?\s*\.ReleaseImage\.([A-Za-z0-9_]+)\s*-?\}\}`)
+
+// ImageUse is one release placeholder in a shipped file: where an image of the release JSONs
+// is used.
+type ImageUse struct {
+	File  string `json:"file"`
+	Kind  string `json:"kind"`
+	Name  string `json:"name"`
+	Field string `json:"field"`
+	Key   string `json:"key"`
+}
+
+// checkImageRefs walks every string of every file: it records each release placeholder and
+// refuses any registry reference with a tag or digest that survived untemplated (the era's
+// LiteralImages excepted), and any container image that is not a placeholder.
+func checkImageRefs(files []File, e era.Era) ([]ImageUse, error) {
+	var uses []ImageUse
+	for _, f := range files {
+		var obj any
+		if err := yaml.Unmarshal(f.Data, &obj); err != nil {
+			return nil, fmt.Errorf("%s: %w", f.Path, err)
+		}
+		var bad []string
+		imageref.Strings(obj, func(field, s string) string {
+			for _, m := range placeholderRE.FindAllStringSubmatch(s, -1) {
+				uses = append(uses, ImageUse{File: f.Path, Kind: f.Kind, Name: f.Name, Field: field, Key: m[1]})
+			}
+			for _, r := range imageref.Find(s) {
+				if !e.AllowsLiteral(f.Kind, f.Name, field, r.Ref) {
+					bad = append(bad, fmt.Sprintf("%s: %s %s field %s: registry reference %s is not templated; expected %s<key> }} "+
+						"(declare the image in rebase/era, or allow this literal in the era's LiteralImages)", f.Path, f.Kind, f.Name, field, r.Ref, templatePrefix))
 				}
 			}
+			return s
+		})
+		if len(bad) > 0 {
+			return nil, errors.New(strings.Join(bad, "; "))
+		}
+		if err := checkContainerImages(f); err != nil {
+			return nil, err
+		}
+	}
+	return uses, nil
+}
+
+// checkContainerImages rejects a Deployment or DaemonSet whose container image is not a
+// release placeholder (an image without registry host is no pinned reference, yet would
+// still bypass the release JSONs).
+func checkContainerImages(f File) error {
+	if f.Kind != "Deployment" && f.Kind != "DaemonSet" {
+		return nil
+	}
+	var obj struct {
+		Spec struct {
+			Template struct {
+				Spec struct {
+					InitContainers []container `json:"initContainers"`
+					Containers     []container `json:"containers"`
+				} `json:"spec"`
+			} `json:"template"`
+		} `json:"spec"`
+	}
+	if err := yaml.Unmarshal(f.Data, &obj); err != nil {
+		return fmt.Errorf("%s: %w", f.Path, err)
+	}
+	pod := obj.Spec.Template.Spec
+	for _, c := range append(pod.InitContainers, pod.Containers...) {
+		if !strings.HasPrefix(c.Image, templatePrefix) {
+			return fmt.Errorf("%s: %s %s container %s: image %q is not a release placeholder (%s<key> }})", f.Path, f.Kind, f.Name, c.Name, c.Image, templatePrefix)
 		}
 	}
 	return nil
@@ -416,8 +504,4 @@ func checkTemplatedImages(files []File) error {
 type container struct {
 	Name  string `json:"name"`
 	Image string `json:"image"`
-	Env   []struct {
-		Name  string `json:"name"`
-		Value string `json:"value"`
-	} `json:"env"`
 }

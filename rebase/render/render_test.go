@@ -129,6 +129,18 @@ webhooks:
       namespace: openshift-storage
       path: /validate-lvm-topolvm-io-v1alpha1-lvmcluster
 `),
+		obj(t, `
+apiVersion: v1
+kind: Service
+metadata:
+  name: lvms-webhook-service
+  namespace: openshift-storage
+spec:
+  ports:
+  - {name: https, port: 443, targetPort: 9443}
+  selector:
+    app.kubernetes.io/name: lvms-operator
+`),
 	}
 }
 
@@ -175,6 +187,18 @@ webhooks:
     service:
       name: csi-snapshot-webhook
       namespace: kube-system
+`),
+			obj(t, `
+apiVersion: v1
+kind: Service
+metadata:
+  name: csi-snapshot-webhook
+  namespace: kube-system
+spec:
+  ports:
+  - {name: webhook, port: 443, targetPort: 8443}
+  selector:
+    app: csi-snapshot-webhook
 `))
 	}
 	return objs

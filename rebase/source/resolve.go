@@ -367,6 +367,10 @@ func (s *Source) ResolveIn(ctx context.Context, ocp, bundleMinor, workDir string
 	if err := firstError(ctx, bundleErr, plErr); err != nil {
 		return nil, err
 	}
+	if bundle.skew != "" {
+		res.Warnings = append([]string{bundle.skew}, res.Warnings...)
+		bundle.skew = ""
+	}
 	res.Bundle = *bundle
 	if workDir != "" {
 		res.Extracted = x
@@ -432,6 +436,7 @@ func (s *Source) resolveBundle(ctx context.Context, minor string, x *Extracted) 
 			return nil, nil, errors.New(msg + " (--allow-version-skew to proceed)")
 		}
 		s.log.Warn(msg)
+		b.skew = msg
 	}
 	return b, csv.related, nil
 }

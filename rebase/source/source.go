@@ -166,6 +166,9 @@ type BundleRef struct {
 	Version string `json:"version"`
 	// CSVVersion is the CSV's spec.version.
 	CSVVersion string `json:"csvVersion,omitempty"`
+	// skew is the warning about a CSV minor other than the one asked for (allowed skew);
+	// ResolveIn moves it into Resolution.Warnings.
+	skew string
 }
 
 // PayloadRef is the chosen release payload of one arch.

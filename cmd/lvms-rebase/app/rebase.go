@@ -212,6 +212,7 @@ func printResult(w io.Writer, format string, res *rebase.Result) error {
 			fmt.Fprintf(&b, "  %d changed in meaning, %d only in formatting\n", len(res.Semantic), len(res.Formatting))
 		}
 		printRecipeChanges(&b, res)
+		printRBAC(&b, res)
 		if !p.Changed() {
 			fmt.Fprintf(&b, "no changes (%d files up to date)\n", len(p.Unchanged))
 		} else {
@@ -268,6 +269,17 @@ func writeInputs(b *strings.Builder, res *rebase.Result) {
 		for _, p := range r.Payloads {
 			fmt.Fprintf(b, "  payload  %s (%s, %s)\n", byDigest(p.Ref, p.Digest), p.Arch, p.Version)
 		}
+	}
+}
+
+// printRBAC says whether the RBAC changed and how many changes need a security review.
+func printRBAC(b *strings.Builder, res *rebase.Result) {
+	switch rv := res.RBAC; {
+	case rv == nil:
+	case !rv.Changed:
+		b.WriteString("  rbac: unchanged\n")
+	default:
+		fmt.Fprintf(b, "  rbac: %d rules or bindings added or removed, %d needing security review\n", len(rv.Changes), len(rv.Escalations))
 	}
 }
 
