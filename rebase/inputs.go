@@ -7,13 +7,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	"github.com/Masterminds/semver/v3"
 
 	"github.com/lvms-rebase/lvms-rebase/rebase/era"
 	"github.com/lvms-rebase/lvms-rebase/rebase/lock"
+	"github.com/lvms-rebase/lvms-rebase/rebase/shrecord"
 	"github.com/lvms-rebase/lvms-rebase/rebase/source"
 	"github.com/lvms-rebase/lvms-rebase/release"
 )
@@ -49,68 +49,66 @@ func MinorOf(version string) (string, error) {
 	return fmt.Sprintf("%d.%d", v.Major(), v.Minor()), nil
 }
 
-// treeBase reads release.base of the tree's BaseFile.
-func treeBase(root string) (string, error) {
+// treeBase reads release.base of the tree's BaseFile and its minor, parsed as strictly as
+// --ocp (era.VersionMinor): "5", "v5.0.0" or "05.0.1" is an error naming the file and field.
+func treeBase(root string) (base, minor string, err error) {
 	data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(BaseFile)))
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	f, err := release.Read(data)
 	if err != nil {
-		return "", fmt.Errorf("%s: %w", BaseFile, err)
+		return "", "", fmt.Errorf("%s: %w", BaseFile, err)
 	}
-	return f.Base, nil
+	if minor, err = era.VersionMinor(f.Base); err != nil {
+		return f.Base, "", usageErr("%s: release.base %v", BaseFile, err)
+	}
+	return f.Base, minor, nil
 }
 
 // chooseOCP returns the OpenShift minor of the run: given (--ocp) or, without it, the minor
 // of the tree's release.base. A given minor that contradicts the tree is a usage error
-// unless allowMismatch (a branch whose OCP rebase has not run yet).
+// unless allowMismatch (a branch whose OCP rebase has not run yet); a release.base that is
+// not a strict version is an error either way.
 func chooseOCP(given, root string, allowMismatch bool) (string, error) {
-	base, err := treeBase(root)
+	base, m, err := treeBase(root)
+	if errors.Is(err, ErrUsage) {
+		return "", err
+	}
 	if given == "" {
 		if err != nil {
 			return "", usageErr("--ocp X.Y not given and the tree's OpenShift minor is unknown: %v (give --ocp, e.g. --ocp 4.18)", err)
-		}
-		m, err := MinorOf(base)
-		if err != nil {
-			return "", usageErr("--ocp X.Y not given and %s release.base: %v", BaseFile, err)
 		}
 		return m, nil
 	}
 	if err != nil {
 		return given, nil // no release JSON: the images phase names the missing file
 	}
-	if m, err := MinorOf(base); err == nil && m != given && !allowMismatch {
+	if m != given && !allowMismatch {
 		return "", usageErr("--ocp %s differs from the tree's OpenShift %s (release.base %s in %s); drop --ocp to use the tree's, or pass --allow-base-mismatch for a branch whose OCP rebase has not run yet",
 			given, m, base, BaseFile)
 	}
 	return given, nil
 }
 
-// lastRebaseArgRE splits a shell line into words: double- or single-quoted, or bare.
-var lastRebaseArgRE = regexp.MustCompile(`"([^"]*)"|'([^']*)'|(\S+)`)
+// lastRebase is the command last_rebase.sh records: rebase.sh to <x86_64 release> <aarch64 release>.
+var lastRebase = shrecord.Spec{Scripts: []string{"rebase.sh"}, Sub: "to"}
 
-// ParseLastRebase reads MicroShift's last_rebase.sh: a line
-// `./scripts/auto-rebase/rebase.sh to "<x86_64 release>" "<aarch64 release>"`. It returns
-// the pull spec per MicroShift arch.
+// ParseLastRebase reads MicroShift's last_rebase.sh as bash reads it (rebase/shrecord): its one
+// executed `./scripts/auto-rebase/rebase.sh to "<x86_64 release>" "<aarch64 release>"`. It
+// returns the pull spec per MicroShift arch.
 func ParseLastRebase(data []byte) (map[string]string, error) {
-	for _, line := range strings.Split(string(data), "\n") {
-		var words []string
-		for _, m := range lastRebaseArgRE.FindAllStringSubmatch(line, -1) {
-			words = append(words, m[1]+m[2]+m[3])
-		}
-		for i := 0; i+1 < len(words); i++ {
-			if !strings.HasSuffix(words[i], "rebase.sh") || words[i+1] != "to" {
-				continue
-			}
-			args := words[i+2:]
-			if len(args) < 2 {
-				return nil, fmt.Errorf("%s: rebase.sh to: expected an x86_64 and an aarch64 release pull spec, got %d argument(s)", LastRebaseFile, len(args))
-			}
-			return map[string]string{"x86_64": args[0], "aarch64": args[1]}, nil
-		}
+	call, err := shrecord.Find(LastRebaseFile, data, lastRebase)
+	if err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("%s: no `rebase.sh to <x86_64 release> <aarch64 release>` line", LastRebaseFile)
+	if call == nil {
+		return nil, fmt.Errorf("%s: no `rebase.sh to <x86_64 release> <aarch64 release>` command (comments, echo arguments and here-documents do not count)", LastRebaseFile)
+	}
+	if len(call.Args) != 2 {
+		return nil, fmt.Errorf("%s: line %d: rebase.sh to: expected an x86_64 and an aarch64 release pull spec, got %d argument(s)", LastRebaseFile, call.Line, len(call.Args))
+	}
+	return map[string]string{"x86_64": call.Args[0], "aarch64": call.Args[1]}, nil
 }
 
 // choosePayloads applies the payload rule: pins win; else --payload newest; else the tree's

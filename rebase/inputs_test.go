@@ -23,6 +23,8 @@ func TestMinorOf(t *testing.T) {
 func TestParseLastRebase(t *testing.T) {
 	const x86 = "registry.ci.openshift.org/ocp/release-5:5.0.0-0.nightly-2026-07-23-224236"
 	const arm = "registry.ci.openshift.org/ocp-arm64/release-arm64-5:5.0.0-0.nightly-arm64-2026-07-27-004356"
+	const ga = "quay.io/openshift-release-dev/ocp-release:5.0.1-x86_64 quay.io/openshift-release-dev/ocp-release:5.0.1-aarch64"
+	const real = "./scripts/auto-rebase/rebase.sh to \"" + x86 + "\" \"" + arm + "\"\n"
 	cases := []struct {
 		name, in, wantErr string
 	}{
@@ -31,6 +33,14 @@ func TestParseLastRebase(t *testing.T) {
 		{"one arch only", "./scripts/auto-rebase/rebase.sh to \"" + x86 + "\"\n", "expected an x86_64 and an aarch64 release pull spec, got 1"},
 		{"no rebase line", "#!/bin/bash -x\necho hello\n", "no `rebase.sh to"},
 		{"lvms rebase is not it", "./scripts/auto-rebase/rebase_lvms.sh to \"registry.redhat.io/lvms4/lvms-operator-bundle:v4.18.4\"\n", "no `rebase.sh to"},
+		// The classes a pattern reading got wrong: text that bash does not run comes first,
+		// the executed invocation after it; a continued line; two invocations.
+		{"commented-out GA pair above", "#!/bin/bash -x\n# ./scripts/auto-rebase/rebase.sh to " + ga + "\n" + real, ""},
+		{"echo'd GA pair above", "#!/bin/bash -x\necho ./scripts/auto-rebase/rebase.sh to " + ga + "\n" + real, ""},
+		{"here-doc above", "#!/bin/bash -x\ncat <<EOF\n./scripts/auto-rebase/rebase.sh to " + ga + "\nEOF\n" + real, ""},
+		{"continuation lines", "#!/bin/bash -x\n./scripts/auto-rebase/rebase.sh to \\\n    \"" + x86 + "\" \\\n    \"" + arm + "\"\n", ""},
+		{"two invocations", "#!/bin/bash -x\n./scripts/auto-rebase/rebase.sh to " + ga + "\n" + real, "line 3: a second rebase.sh to command (the first is on line 2)"},
+		{"three arguments", "./scripts/auto-rebase/rebase.sh to a b c\n", "line 1: rebase.sh to: expected an x86_64 and an aarch64 release pull spec, got 3"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -75,6 +85,12 @@ func TestChooseOCP(t *testing.T) {
 		{"no tree, given", "", "4.18", false, "4.18", ""},
 		{"no tree, not given", "", "", false, "", "--ocp X.Y not given"},
 		{"bad base", "latest", "", false, "", "release.base"},
+		// release.base goes through the strict parser --ocp uses, given --ocp or not.
+		{"base without minor", "5", "", false, "", BaseFile + `: release.base "5": expected an OpenShift version X.Y.Z`},
+		{"base with v", "v5.0.0", "", false, "", BaseFile + `: release.base "v5.0.0": expected`},
+		{"base with leading zero", "05.0.1", "", false, "", BaseFile + `: release.base "05.0.1": expected`},
+		{"base without patch", "5.0", "5.0", false, "", BaseFile + `: release.base "5.0": expected`},
+		{"bad base, given and allowed", "v5.0.0", "4.23", true, "", BaseFile + `: release.base "v5.0.0": expected`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

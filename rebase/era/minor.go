@@ -3,6 +3,9 @@ package era
 import (
 	"fmt"
 	"regexp"
+	"strings"
+
+	"github.com/Masterminds/semver/v3"
 )
 
 // minorRE is a strict "X.Y": decimal numbers without sign, leading zeros, "v", patch or
@@ -17,4 +20,18 @@ func ParseMinor(s string) (string, error) {
 		return "", fmt.Errorf("%q: expected X.Y (e.g. 4.18; no \"v\", patch, pre-release or leading zero)", s)
 	}
 	return s, nil
+}
+
+// VersionMinor returns the minor "X.Y" of an OpenShift version written strictly: semantic
+// version X.Y.Z with an optional pre-release and build (a GA "4.18.12", a nightly
+// "5.0.0-0.nightly-2026-07-23-224236"), whose X.Y is what ParseMinor accepts for --ocp. "5",
+// "5.0", "v5.0.0" and "05.0.1" are refused rather than read as something else; naming the
+// file and field is the caller's job.
+func VersionMinor(v string) (string, error) {
+	if _, err := semver.StrictNewVersion(v); err != nil {
+		return "", fmt.Errorf("%q: expected an OpenShift version X.Y.Z or X.Y.Z-<pre-release> (e.g. 4.18.12, 5.0.0-0.nightly-…; no \"v\" or leading zero): %w", v, err)
+	}
+	x, rest, _ := strings.Cut(v, ".")
+	y, _, _ := strings.Cut(rest, ".")
+	return ParseMinor(x + "." + y)
 }

@@ -163,6 +163,32 @@ func TestRecord(t *testing.T) {
 	}
 }
 
+// TestRecordReadsBash: the script path kept is the one bash runs, not a commented-out or
+// echo'd one; a record bash would run twice or cannot parse is an error naming its line.
+func TestRecordReadsBash(t *testing.T) {
+	const kept = "#!/bin/bash -x\n./scripts/auto-rebase/rebase-lvms.sh to \"y:v2\"\n"
+	cases := []struct{ name, record, want, wantErr string }{
+		{"commented-out above", "#!/bin/bash -x\n# ./old/rebase_lvms.sh to \"x:v0\"\n./scripts/auto-rebase/rebase-lvms.sh to \"x:v1\"\n", kept, ""},
+		{"echo'd above", "#!/bin/bash -x\necho ./old/rebase_lvms.sh to x:v0\n./scripts/auto-rebase/rebase-lvms.sh \\\n  to \"x:v1\"\n", kept, ""},
+		{"two commands", "./scripts/auto-rebase/rebase_lvms.sh to a:v1\n./scripts/auto-rebase/rebase_lvms.sh to b:v2\n", "", "line 2: a second rebase_lvms.sh to command (the first is on line 1)"},
+		{"not bash", "./scripts/auto-rebase/rebase_lvms.sh to \"a:v1\n", "", "line 1"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := Record(writeTree(t, map[string]string{RecordPath: tc.record}), "y:v2")
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), RecordPath) {
+					t.Fatalf("error %v, want %q naming %s", err, tc.wantErr, RecordPath)
+				}
+				return
+			}
+			if err != nil || string(got) != tc.want {
+				t.Fatalf("got %q, %v; want %q", got, err, tc.want)
+			}
+		})
+	}
+}
+
 func TestReconcileWithoutRecipes(t *testing.T) {
 	res, err := Reconcile(t.TempDir(), Components, nil, map[string][]string{"components/lvms": {"a.yaml"}})
 	if err != nil || len(res.Files) != 0 || len(res.Warnings) != 1 {
