@@ -22,7 +22,7 @@ var commitPhases = []struct {
 	// The recipes ride with the manifests: they list exactly the files of that commit, so
 	// presubmit.py passes on every commit of the series.
 	{"update LVMS manifests", func(root string, managed []string) []string {
-		return append(append([]string{}, managed...), recipe.Existing(root)...)
+		return append(append([]string{}, managed...), recipe.Existing(root, recipe.RecipeFiles)...)
 	}},
 }
 

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/lvms-rebase/lvms-rebase/rebase/recipe"
 	"github.com/lvms-rebase/lvms-rebase/release"
 )
 
@@ -27,6 +28,10 @@ func (r *runner) preflight() error {
 			return fmt.Errorf("--microshift-dir %s: %s: %w", r.opts.MicroShiftDir, rel, err)
 		}
 		r.releaseData[a] = data
+	}
+	// A broken recipe is refused now, not after the fetches (recipe.Reconcile would refuse it too).
+	if err := recipe.Validate(r.opts.MicroShiftDir, recipe.RecipeFiles, recipe.Components); err != nil {
+		return fmt.Errorf("--microshift-dir %s: %w", r.opts.MicroShiftDir, err)
 	}
 	if sa := r.opts.SnapshotAssets; !strings.Contains(sa, "{commit}") && !strings.Contains(sa, "://") {
 		if _, err := os.Stat(sa); err != nil {

@@ -137,7 +137,7 @@ func (r *runner) records(files map[string][]byte) (map[string][]byte, error) {
 		}
 		sort.Strings(after[c.Dir])
 	}
-	res, err := recipe.Reconcile(root, recipe.Components, before, after)
+	res, err := recipe.Reconcile(root, recipe.RecipeFiles, recipe.Components, before, after)
 	if err != nil {
 		return nil, err
 	}

@@ -11,24 +11,29 @@ import (
 
 // Check holds the invariant presubmit.py enforces for the components: every file of each
 // directory is listed in its recipe entry, each once, and every entry's file exists or the
-// entry is ignored. It returns every violation found.
-func Check(root string, comps []Component) error {
-	recipes, err := readRecipes(root)
+// entry is ignored. It returns every violation found. names are the recipe files, as for
+// Reconcile; every entry of a directory listed in two recipes is checked.
+func Check(root string, names []string, comps []Component) error {
+	recipes, err := readRecipes(root, names)
 	if err != nil {
 		return err
 	}
 	var problems []string
 	for _, c := range comps {
-		names, err := ReadDirNames(root, c.Dir)
+		files, err := ReadDirNames(root, c.Dir)
 		if err != nil {
 			return err
 		}
-		rf, entry := findEntry(recipes, c.Dir)
-		if entry == nil {
-			problems = append(problems, fmt.Sprintf("assets/%s/: no recipe entry", c.Dir))
-			continue
+		matches, err := findEntries(recipes, c.Dir)
+		if err != nil {
+			return err
 		}
-		problems = append(problems, checkEntry(rf.path, c.Dir, entry, names)...)
+		if len(matches) == 0 {
+			problems = append(problems, fmt.Sprintf("assets/%s/: no recipe entry", c.Dir))
+		}
+		for _, m := range matches {
+			problems = append(problems, checkEntry(m.rf.path, c.Dir, m.node, files)...)
+		}
 	}
 	if len(problems) > 0 {
 		sort.Strings(problems)

@@ -152,10 +152,14 @@ func lastLine(n *kyaml.Node) int {
 // check re-parses the edited recipe and verifies the directory's list now holds exactly the
 // files after the run plus ignored entries the run did not touch, each once.
 func (rf *recipeFile) check(dir string, after []string, before map[string]bool) error {
-	_, entry := findEntry([]*recipeFile{rf}, dir)
-	if entry == nil {
+	matches, err := findEntries([]*recipeFile{rf}, dir)
+	if err != nil {
+		return fmt.Errorf("the edited recipe: %w", err)
+	}
+	if len(matches) != 1 {
 		return fmt.Errorf("the edited recipe lost the directory entry")
 	}
+	entry := matches[0].node
 	f := entry.Field("files")
 	if f == nil {
 		return fmt.Errorf("the edited recipe has no files list")

@@ -23,6 +23,7 @@ import (
 	"strings"
 
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
+	"sigs.k8s.io/yaml"
 )
 
 // Dir holds the recipes and records, relative to the MicroShift root.
@@ -97,32 +98,44 @@ type Result struct {
 }
 
 // Reconcile brings the recipes under root in line with the file sets of the components after
-// a run (after: component Dir → file names). before are the names in the tree before the
-// run. An entry is dropped when its file is gone and it is not ignored, or when the run
-// removed the file (an ignored entry for a missing file would fail presubmit.py); a file
-// without an entry gets one, appended to the directory's list.
-func Reconcile(root string, comps []Component, before, after map[string][]string) (*Result, error) {
+// a run (after: component Dir → file names). names are the recipe files under Dir to search,
+// in order (RecipeFiles; a branch's own names when it has others). before are the names in
+// the tree before the run. An entry is dropped when its file is gone and it is not ignored,
+// or when the run removed the file (an ignored entry for a missing file would fail
+// presubmit.py); a file without an entry gets one, appended to the directory's list. A
+// directory listed in two recipes is edited in both, the same way; one listed twice in one
+// recipe is refused. A recipe that does not parse is an error naming it and the line, and
+// nothing is returned to write.
+func Reconcile(root string, names []string, comps []Component, before, after map[string][]string) (*Result, error) {
 	res := &Result{Files: map[string][]byte{}}
-	recipes, err := readRecipes(root)
+	recipes, err := readRecipes(root, names)
 	if err != nil {
 		return nil, err
 	}
 	if len(recipes) == 0 {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("no recipe (%s) under %s/: MicroShift's recipes were not updated", strings.Join(RecipeFiles, ", "), Dir))
+		res.Warnings = append(res.Warnings, fmt.Sprintf("no recipe (%s) under %s/: MicroShift's recipes were not updated", strings.Join(names, ", "), Dir))
 		return res, nil
 	}
 	for _, c := range comps {
-		rf, entry := findEntry(recipes, c.Dir)
-		if entry == nil {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("no recipe lists assets/%s/ (searched %s/%s): presubmit.py will fail until one does", c.Dir, Dir, strings.Join(RecipeFiles, ", ")))
+		matches, err := findEntries(recipes, c.Dir)
+		if err != nil {
+			return nil, err
+		}
+		if len(matches) == 0 {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("no recipe lists assets/%s/ (searched %s/%s): presubmit.py will fail until one does", c.Dir, Dir, strings.Join(names, ", ")))
 			continue
 		}
-		ch, err := rf.reconcile(entry, c, set(before[c.Dir]), after[c.Dir])
-		if err != nil {
-			return nil, fmt.Errorf("%s: assets/%s/: %w", rf.path, c.Dir, err)
+		if len(matches) > 1 {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("assets/%s/ is listed in %s: each entry was kept in line with the directory", c.Dir, describe(matches)))
 		}
-		if len(ch.Added)+len(ch.Dropped) > 0 {
-			res.Changes = append(res.Changes, ch)
+		for _, m := range matches {
+			ch, err := m.rf.reconcile(m.node, c, set(before[c.Dir]), after[c.Dir])
+			if err != nil {
+				return nil, fmt.Errorf("%s: assets/%s/: %w", m.rf.path, c.Dir, err)
+			}
+			if len(ch.Added)+len(ch.Dropped) > 0 {
+				res.Changes = append(res.Changes, ch)
+			}
 		}
 	}
 	for _, rf := range recipes {
@@ -133,6 +146,22 @@ func Reconcile(root string, comps []Component, before, after map[string][]string
 	return res, nil
 }
 
+// Validate reads and parses the recipes under root (names as for Reconcile) and looks up the
+// components' entries, so that a run refuses a broken recipe, or a directory listed twice in
+// one, before it fetches or writes anything.
+func Validate(root string, names []string, comps []Component) error {
+	recipes, err := readRecipes(root, names)
+	if err != nil {
+		return err
+	}
+	for _, c := range comps {
+		if _, err := findEntries(recipes, c.Dir); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // recipeFile is one recipe being edited: its text and its parse.
 type recipeFile struct {
 	path string // relative to the root
@@ -140,9 +169,11 @@ type recipeFile struct {
 	data []byte
 }
 
-func readRecipes(root string) ([]*recipeFile, error) {
+// readRecipes reads the recipes that exist among names and checks that each parses as a
+// recipe (see validate).
+func readRecipes(root string, names []string) ([]*recipeFile, error) {
 	var out []*recipeFile
-	for _, name := range RecipeFiles {
+	for _, name := range names {
 		p := path.Join(Dir, name)
 		data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(p)))
 		if errors.Is(err, fs.ErrNotExist) {
@@ -151,37 +182,79 @@ func readRecipes(root string) ([]*recipeFile, error) {
 		if err != nil {
 			return nil, fmt.Errorf("reading recipe %s: %w", p, err)
 		}
-		out = append(out, &recipeFile{path: p, orig: data, data: data})
+		rf := &recipeFile{path: p, orig: data, data: data}
+		if _, err := rf.entries(); err != nil {
+			return nil, err
+		}
+		out = append(out, rf)
 	}
 	return out, nil
 }
 
-// findEntry returns the recipe and the top-level `assets` entry whose dir is dir.
-func findEntry(recipes []*recipeFile, dir string) (*recipeFile, *kyaml.RNode) {
+// match is a top-level entry of a recipe listing a component directory.
+type match struct {
+	rf   *recipeFile
+	node *kyaml.RNode
+}
+
+// findEntries returns the top-level `assets` entries whose dir is dir once normalised
+// (`./components/lvms/` is `components/lvms`), in recipe order. Two in one recipe are an
+// error naming both lines.
+func findEntries(recipes []*recipeFile, dir string) ([]match, error) {
+	var out []match
 	for _, rf := range recipes {
 		entries, err := rf.entries()
 		if err != nil {
-			continue
+			return nil, err
 		}
+		first := 0
 		for _, e := range entries {
-			if d := e.Field("dir"); d != nil && strings.TrimSuffix(kyaml.GetValue(d.Value), "/") == dir {
-				return rf, e
+			d := e.Field("dir")
+			if d == nil || NormalizeDir(kyaml.GetValue(d.Value)) != dir {
+				continue
 			}
+			if first != 0 {
+				return nil, fmt.Errorf("%s: assets/%s/ is listed twice (lines %d and %d): presubmit.py and handle_assets.py would act on both; merge them into one entry", rf.path, dir, first, e.YNode().Line)
+			}
+			first = e.YNode().Line
+			out = append(out, match{rf: rf, node: e})
 		}
 	}
-	return nil, nil
+	return out, nil
 }
 
+// describe names the recipes and lines of matches, for messages.
+func describe(ms []match) string {
+	var parts []string
+	for _, m := range ms {
+		parts = append(parts, fmt.Sprintf("%s (line %d)", m.rf.path, m.node.YNode().Line))
+	}
+	return strings.Join(parts, " and ")
+}
+
+// NormalizeDir is a recipe dir as a path relative to assets/ without "./" or a trailing
+// slash, as handle_assets.py's os.path.join reads it: "./components/lvms/" is "components/lvms".
+func NormalizeDir(d string) string {
+	return path.Clean(strings.TrimSpace(d))
+}
+
+// entries parses the recipe and returns its top-level `assets` entries; a recipe that is not
+// YAML, or not shaped as presubmit.py and handle_assets.py read it, is an error naming the
+// file and the line.
 func (rf *recipeFile) entries() ([]*kyaml.RNode, error) {
 	n, err := kyaml.Parse(string(rf.data))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", rf.path, err)
+		// yaml.v3 names the line its enclosing block starts on; sigs.k8s.io/yaml's parser
+		// (goyaml.v2) names the line of the problem, which is the one to fix.
+		if _, err2 := yaml.YAMLToJSON(rf.data); err2 != nil {
+			err = err2
+		}
+		return nil, fmt.Errorf("recipe %s does not parse: %w", rf.path, err)
 	}
-	assets := n.Field("assets")
-	if assets == nil {
-		return nil, fmt.Errorf("%s: no assets list", rf.path)
+	if err := validate(n.YNode()); err != nil {
+		return nil, fmt.Errorf("recipe %s: %w", rf.path, err)
 	}
-	return assets.Value.Elements()
+	return n.Field("assets").Value.Elements()
 }
 
 func set(names []string) map[string]bool {
@@ -211,10 +284,10 @@ func ReadDirNames(root, dir string) ([]string, error) {
 	return out, nil
 }
 
-// Existing are the recipe paths (relative to the root) present under root.
-func Existing(root string) []string {
+// Existing are the recipe paths (relative to the root) present under root, among names.
+func Existing(root string, names []string) []string {
 	var out []string
-	for _, n := range RecipeFiles {
+	for _, n := range names {
 		p := path.Join(Dir, n)
 		if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(p))); err == nil {
 			out = append(out, p)

@@ -80,7 +80,7 @@ func TestReconcile(t *testing.T) {
 		"components/lvms":                    {"lvms-operator_admissionregistration.k8s.io_v1_webhook.yaml", "subprovisioner_apps_v1_deployment.yaml", "topolvm-configmap_lvms-version.yaml", "topolvm-openshift-storage_namespace.yaml", "topolvm.io_logicalvolumes.yaml"},
 		"components/csi-snapshot-controller": {"05_operand_rbac.yaml", "clusterrole.yaml", "csi_controller_deployment.yaml", "role.yaml"},
 	}
-	res, err := Reconcile(root, Components, before, after)
+	res, err := Reconcile(root, RecipeFiles, Components, before, after)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,11 +111,11 @@ func TestReconcile(t *testing.T) {
 		}
 	}
 	root2 := writeTree(t, files)
-	res, err = Reconcile(root2, Components, after, after)
+	res, err = Reconcile(root2, RecipeFiles, Components, after, after)
 	if err != nil || len(res.Files) != 0 || len(res.Changes) != 0 {
 		t.Errorf("second reconcile: %v, %d files, %+v", err, len(res.Files), res.Changes)
 	}
-	if err := Check(root2, Components); err != nil {
+	if err := Check(root2, RecipeFiles, Components); err != nil {
 		t.Error(err)
 	}
 }
@@ -128,7 +128,7 @@ func TestCheck(t *testing.T) {
 		"assets/components/lvms/stray.yaml":                          "kind: X\n",
 		"assets/components/csi-snapshot-controller/clusterrole.yaml": "kind: X\n",
 	})
-	err := Check(root, Components)
+	err := Check(root, RecipeFiles, Components)
 	if err == nil {
 		t.Fatal("Check passed on an inconsistent tree")
 	}
@@ -190,7 +190,7 @@ func TestRecordReadsBash(t *testing.T) {
 }
 
 func TestReconcileWithoutRecipes(t *testing.T) {
-	res, err := Reconcile(t.TempDir(), Components, nil, map[string][]string{"components/lvms": {"a.yaml"}})
+	res, err := Reconcile(t.TempDir(), RecipeFiles, Components, nil, map[string][]string{"components/lvms": {"a.yaml"}})
 	if err != nil || len(res.Files) != 0 || len(res.Warnings) != 1 {
 		t.Errorf("got %v, %+v", err, res)
 	}
@@ -200,12 +200,117 @@ func TestReconcileDropsLoneGroupComment(t *testing.T) {
 	root := writeTree(t, map[string]string{"scripts/auto-rebase/assets_lvms.yaml": lvmsYAML})
 	names := []string{"topolvm-configmap_lvms-version.yaml", "topolvm.io_logicalvolumes.yaml", "topolvm-openshift-storage_namespace.yaml"}
 	before := map[string][]string{"components/lvms": append(names, "lvms-operator_admissionregistration.k8s.io_v1_webhook.yaml")}
-	res, err := Reconcile(root, Components[:1], before, map[string][]string{"components/lvms": names})
+	res, err := Reconcile(root, RecipeFiles, Components[:1], before, map[string][]string{"components/lvms": names})
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := strings.Replace(lvmsYAML, "      # Webhook\n      - file: lvms-operator_admissionregistration.k8s.io_v1_webhook.yaml\n", "", 1)
 	if got := string(res.Files["scripts/auto-rebase/assets_lvms.yaml"]); got != want {
 		t.Errorf("got:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// TestReconcileRefusesBrokenRecipe: a recipe that does not parse, or is not shaped as
+// presubmit.py reads it, is an error naming the recipe and the line, and nothing is returned
+// to write (Validate refuses it the same way, before a run fetches anything).
+func TestReconcileRefusesBrokenRecipe(t *testing.T) {
+	const lvmsPath = "scripts/auto-rebase/assets_lvms.yaml"
+	cases := []struct{ name, recipe, want string }{
+		{"tab indentation", "assets:\n\t- dir: components/lvms/\n", "line 2"},
+		{"unclosed flow list", "assets:\n  - dir: components/lvms/\n    files: [\n", "line 3"},
+		{"bad indentation", lvmsYAML + "     - file: misplaced.yaml\n", "line 17"},
+		{"not a mapping", "- dir: components/lvms/\n", "line 1: expected a mapping with an `assets:` list"},
+		{"no assets list", "asset:\n  - dir: components/lvms/\n", "line 1: expected an `assets:` list"},
+		{"entry without dir", "assets:\n  - src: lvms/amd64/\n", "line 2: assets: expected an entry with a dir: or file: name"},
+		{"files not a list", "assets:\n  - dir: components/lvms/\n    files:\n", "line 3: files (dir components/lvms/): expected a list, found nothing"},
+		{"file item without file", "assets:\n  - dir: components/lvms/\n    files:\n      - ignore: \"x\"\n", "line 4: files: expected an entry with a file: name"},
+		{"key twice", "assets:\n  - dir: components/lvms/\n    files: []\n    files:\n      - file: a.yaml\n", `line 4: key "files" given twice (first on line 3)`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			root := writeTree(t, map[string]string{"scripts/auto-rebase/assets.yaml": assetsYAML, lvmsPath: tc.recipe})
+			res, err := Reconcile(root, RecipeFiles, Components, nil, map[string][]string{"components/lvms": {"a.yaml"}})
+			if err == nil || !strings.Contains(err.Error(), lvmsPath) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Reconcile: %v (result %+v), want an error naming %s and %q", err, res, lvmsPath, tc.want)
+			}
+			if testing.Verbose() {
+				t.Log(err)
+			}
+			if err := Validate(root, RecipeFiles, Components); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Validate: %v", err)
+			}
+			if err := Check(root, RecipeFiles, Components); err == nil || !strings.Contains(err.Error(), lvmsPath) {
+				t.Errorf("Check: %v", err)
+			}
+		})
+	}
+}
+
+// TestReconcileNormalisedDir: handle_assets.py joins paths, so `./components/lvms/` and
+// `components//lvms` name the directory lvms-rebase owns; its entry is edited, not reported missing.
+func TestReconcileNormalisedDir(t *testing.T) {
+	for _, dir := range []string{"./components/lvms/", "components//lvms", "components/lvms"} {
+		t.Run(dir, func(t *testing.T) {
+			recipe := strings.Replace(lvmsYAML, "dir: components/lvms/", "dir: "+dir, 1)
+			root := writeTree(t, map[string]string{"scripts/auto-rebase/assets_lvms.yaml": recipe})
+			after := []string{"lvms-operator_admissionregistration.k8s.io_v1_webhook.yaml", "new.yaml", "topolvm-configmap_lvms-version.yaml", "topolvm-openshift-storage_namespace.yaml", "topolvm.io_logicalvolumes.yaml"}
+			res, err := Reconcile(root, RecipeFiles, Components[:1], nil, map[string][]string{"components/lvms": after})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := string(res.Files["scripts/auto-rebase/assets_lvms.yaml"]), recipe+"      - file: new.yaml\n"; got != want || len(res.Warnings) != 0 {
+				t.Errorf("got warnings %v and:\n%s\nwant:\n%s", res.Warnings, got, want)
+			}
+		})
+	}
+}
+
+// TestReconcileDirInTwoRecipes: a directory listed in two recipes is edited in both, the same
+// way, with a warning naming both; listed twice in one recipe it is refused naming both lines.
+func TestReconcileDirInTwoRecipes(t *testing.T) {
+	lvmsEntry := "  - dir: ./components/lvms\n    files:\n      - file: topolvm.io_logicalvolumes.yaml\n      - file: old.yaml\n"
+	root := writeTree(t, map[string]string{
+		"scripts/auto-rebase/assets.yaml":      assetsYAML + "\n" + lvmsEntry,
+		"scripts/auto-rebase/assets_lvms.yaml": lvmsYAML,
+	})
+	after := []string{"lvms-operator_admissionregistration.k8s.io_v1_webhook.yaml", "new.yaml", "topolvm-configmap_lvms-version.yaml", "topolvm-openshift-storage_namespace.yaml", "topolvm.io_logicalvolumes.yaml"}
+	before := map[string][]string{"components/lvms": append([]string{"old.yaml"}, after[2:]...)}
+	res, err := Reconcile(root, RecipeFiles, Components[:1], before, map[string][]string{"components/lvms": after})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], "scripts/auto-rebase/assets.yaml (line 23) and scripts/auto-rebase/assets_lvms.yaml (line 3)") {
+		t.Errorf("warnings %q do not name both recipes", res.Warnings)
+	}
+	if len(res.Changes) != 2 || res.Changes[0].Recipe == res.Changes[1].Recipe {
+		t.Errorf("changes %+v: want one per recipe", res.Changes)
+	}
+	files := map[string]string{}
+	for p, d := range res.Files {
+		files[p] = string(d)
+	}
+	for _, n := range after {
+		files["assets/components/lvms/"+n] = "kind: X\n"
+	}
+	if err := Check(writeTree(t, files), RecipeFiles, Components[:1]); err != nil {
+		t.Errorf("the two recipes disagree with the directory after the edit: %v", err)
+	}
+
+	twice := writeTree(t, map[string]string{"scripts/auto-rebase/assets_lvms.yaml": lvmsYAML + "\n" + lvmsEntry})
+	_, err = Reconcile(twice, RecipeFiles, Components[:1], before, map[string][]string{"components/lvms": after})
+	if err == nil || !strings.Contains(err.Error(), "scripts/auto-rebase/assets_lvms.yaml: assets/components/lvms/ is listed twice (lines 3 and 19)") {
+		t.Errorf("error %v, want the recipe and both lines", err)
+	}
+}
+
+// TestReconcileRecipeNames: the recipe files are the caller's (a branch's own names).
+func TestReconcileRecipeNames(t *testing.T) {
+	root := writeTree(t, map[string]string{"scripts/auto-rebase/lvms_assets.yaml": lvmsYAML})
+	res, err := Reconcile(root, []string{"lvms_assets.yaml"}, Components[:1], nil, map[string][]string{"components/lvms": {"topolvm.io_logicalvolumes.yaml"}})
+	if err != nil || len(res.Files) != 1 || res.Files["scripts/auto-rebase/lvms_assets.yaml"] == nil {
+		t.Fatalf("got %v, %+v", err, res)
+	}
+	if got := Existing(root, []string{"assets_lvms.yaml", "lvms_assets.yaml"}); strings.Join(got, " ") != "scripts/auto-rebase/lvms_assets.yaml" {
+		t.Errorf("Existing = %v", got)
 	}
 }

@@ -13,6 +13,7 @@ package shrecord
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"path"
 	"slices"
@@ -63,7 +64,7 @@ func (e *Error) Error() string {
 func Find(file string, data []byte, specs ...Spec) (*Call, error) {
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(bytes.NewReader(data), file)
 	if err != nil {
-		return nil, &Error{File: file, Line: errLine(err), Msg: fmt.Sprintf("not a bash script: %v", err)}
+		return nil, parseError(file, err)
 	}
 	r := &reader{file: file, data: data, specs: specs}
 	var found *Call
@@ -87,12 +88,13 @@ func Find(file string, data []byte, specs ...Spec) (*Call, error) {
 	return found, nil
 }
 
-// errLine is the line of a parse error, 0 when the error has none.
-func errLine(err error) int {
-	if pe, ok := err.(syntax.ParseError); ok {
-		return int(pe.Pos.Line())
+// parseError names the line (and column) where bash would stop reading the file.
+func parseError(file string, err error) *Error {
+	var pe syntax.ParseError
+	if errors.As(err, &pe) {
+		return &Error{File: file, Line: int(pe.Pos.Line()), Msg: fmt.Sprintf("column %d: not a bash script: %s", pe.Pos.Col(), pe.Text)}
 	}
-	return 0
+	return &Error{File: file, Msg: fmt.Sprintf("not a bash script: %v", err)}
 }
 
 type reader struct {

@@ -25,7 +25,7 @@ func TestGoldenRecipes(t *testing.T) {
 	}
 	for _, d := range entries {
 		t.Run(d.Name(), func(t *testing.T) {
-			if err := recipe.Check(filepath.Join(goldenRoot, d.Name()), recipe.Components); err != nil {
+			if err := recipe.Check(filepath.Join(goldenRoot, d.Name()), recipe.RecipeFiles, recipe.Components); err != nil {
 				t.Error(err)
 			}
 		})
@@ -134,7 +134,7 @@ func TestEvolutionBundle(t *testing.T) {
 			t.Errorf("%s carries a literal digest", p)
 		}
 	}
-	if err := recipe.Check(dir, recipe.Components); err != nil {
+	if err := recipe.Check(dir, recipe.RecipeFiles, recipe.Components); err != nil {
 		t.Error(err)
 	}
 	presubmit(t, dir)
@@ -237,5 +237,118 @@ func TestMicroShiftFormattedTree(t *testing.T) {
 	}
 	if got := string(readTree(t, dir)[rel]); got != cur {
 		t.Errorf("%s not restored in MicroShift's formatting:\n%s\nwant:\n%s", rel, got, cur)
+	}
+}
+
+// TestBadRecordsRefused: MicroShift's records are read as what they are — last_rebase.sh as
+// bash, the recipes as YAML, release.base as strictly as --ocp — and one that cannot be read
+// unambiguously stops the run with an error naming the file and line (or field), before
+// anything is fetched or written: the tree stays byte-identical.
+func TestBadRecordsRefused(t *testing.T) {
+	e := newE2E(t)
+	const ga = "quay.io/openshift-release-dev/ocp-release:5.0.1-x86_64 quay.io/openshift-release-dev/ocp-release:5.0.1-aarch64"
+	const lastRebase = "scripts/auto-rebase/last_rebase.sh"
+	for _, tc := range []struct {
+		name string
+		edit func(t *testing.T, dir string)
+		code int
+		want []string
+	}{
+		{"last_rebase.sh runs rebase.sh twice", func(t *testing.T, dir string) {
+			prependLine(t, dir, lastRebase, "./scripts/auto-rebase/rebase.sh to "+ga)
+		}, 1, []string{lastRebase, "line 3: a second rebase.sh to command (the first is on line 2)"}},
+		{"last_rebase.sh is not bash", func(t *testing.T, dir string) {
+			prependLine(t, dir, lastRebase, "./scripts/auto-rebase/rebase.sh to \"unclosed")
+		}, 1, []string{lastRebase + ": line 3: column ", "not a bash script: reached EOF without closing quote"}},
+		{"recipe does not parse", func(t *testing.T, dir string) {
+			appendText(t, dir, "scripts/auto-rebase/assets_lvms.yaml", "\t- file: tabbed.yaml\n")
+		}, 1, []string{"recipe scripts/auto-rebase/assets_lvms.yaml does not parse", "line "}},
+		{"recipe lists a directory twice", func(t *testing.T, dir string) {
+			appendText(t, dir, "scripts/auto-rebase/assets_lvms.yaml", "\n  - dir: ./components/lvms\n    files: []\n")
+		}, 1, []string{"scripts/auto-rebase/assets_lvms.yaml: assets/components/lvms/ is listed twice (lines "}},
+		{"release.base without patch", func(t *testing.T, dir string) {
+			replaceText(t, dir, "assets/release/release-x86_64.json", "5.0.0-0.nightly-2026-07-23-224236", "v5.0.0")
+		}, ExitUsage, []string{`assets/release/release-x86_64.json: release.base "v5.0.0": expected an OpenShift version X.Y.Z`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e.t = t
+			dir := copyTree(t, filepath.Join(treesRoot, "5.0"))
+			tc.edit(t, dir)
+			before := treeHash(t, dir)
+			code, out, errOut := e.run(dir)
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tc.code, out, errOut)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(errOut, w) {
+					t.Errorf("stderr lacks %q:\n%s", w, errOut)
+				}
+			}
+			if treeHash(t, dir) != before {
+				t.Error("the refused run changed the tree")
+			}
+		})
+	}
+}
+
+// TestLastRebaseTextIsNotACommand: GA pull specs in a comment, an echo and a here-document
+// above the executed invocation are text; the run takes the nightlies bash would run with.
+func TestLastRebaseTextIsNotACommand(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: a whole dry run")
+	}
+	e := newE2E(t)
+	dir := copyTree(t, filepath.Join(treesRoot, "5.0"))
+	const ga = "quay.io/openshift-release-dev/ocp-release:5.0.1-x86_64 quay.io/openshift-release-dev/ocp-release:5.0.1-aarch64"
+	prependLine(t, dir, "scripts/auto-rebase/last_rebase.sh", "# ./scripts/auto-rebase/rebase.sh to "+ga+"\n"+
+		"echo ./scripts/auto-rebase/rebase.sh to "+ga+"\ncat <<EOF\n./scripts/auto-rebase/rebase.sh to "+ga+"\nEOF")
+	res := e.runJSON(dir, "--dry-run")
+	resolution, _ := res["resolution"].(map[string]any)
+	var refs []string
+	for _, p := range asSlice(resolution["payloads"]) {
+		refs = append(refs, p.(map[string]any)["ref"].(string))
+	}
+	sort.Strings(refs)
+	want := "registry.ci.openshift.org/ocp-arm64/release-arm64-5:5.0.0-0.nightly-arm64-2026-07-27-004356 registry.ci.openshift.org/ocp/release-5:5.0.0-0.nightly-2026-07-23-224236"
+	if strings.Join(refs, " ") != want {
+		t.Errorf("payloads %v, want the executed invocation's nightlies %s", refs, want)
+	}
+}
+
+// prependLine puts text on its own line(s) after the first line (the shebang) of a tree file.
+func prependLine(t *testing.T, dir, rel, text string) {
+	t.Helper()
+	data := readFile(t, dir, rel)
+	first, rest, _ := strings.Cut(data, "\n")
+	writeFile(t, dir, rel, first+"\n"+text+"\n"+rest)
+}
+
+func appendText(t *testing.T, dir, rel, text string) {
+	t.Helper()
+	writeFile(t, dir, rel, readFile(t, dir, rel)+text)
+}
+
+func replaceText(t *testing.T, dir, rel, old, new string) {
+	t.Helper()
+	data := readFile(t, dir, rel)
+	if !strings.Contains(data, old) {
+		t.Fatalf("%s lacks %q", rel, old)
+	}
+	writeFile(t, dir, rel, strings.ReplaceAll(data, old, new))
+}
+
+func readFile(t *testing.T, dir, rel string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func writeFile(t *testing.T, dir, rel, data string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, filepath.FromSlash(rel)), []byte(data), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
