@@ -16,10 +16,12 @@ type span struct {
 }
 
 // imagesLayout is the byte layout of the "images" object: after its "{", its members, and
-// the whitespace before its "}".
+// the whitespace before its "}"; key is the "images" member itself (its lead and separator
+// give the layout of members added to an empty object).
 type imagesLayout struct {
 	open, close int
 	members     []span
+	key         span
 }
 
 // splice writes images into data by editing only the "images" object's interior: every
@@ -29,8 +31,11 @@ type imagesLayout struct {
 // and the caller then re-encodes.
 func splice(data []byte, images []member) ([]byte, bool) {
 	lay, err := layoutOf(data)
-	if err != nil || len(lay.members) == 0 {
+	if err != nil {
 		return nil, false
+	}
+	if len(lay.members) == 0 {
+		return spliceEmpty(data, lay, images), true
 	}
 	byKey := map[string]span{}
 	for _, m := range lay.members {
@@ -57,12 +62,39 @@ func splice(data []byte, images []member) ([]byte, bool) {
 	return b.Bytes(), true
 }
 
+// spliceEmpty fills an empty "images" object: members go one level deeper than the
+// "images" key, on lines of their own when the key has one (same line ends and indentation
+// unit), the closing brace back at the key's indentation.
+func spliceEmpty(data []byte, lay *imagesLayout, images []member) []byte {
+	if len(images) == 0 {
+		return data
+	}
+	lead := lay.key.lead
+	unit := lead[bytes.LastIndexByte(lead, '\n')+1:]
+	var b bytes.Buffer
+	b.Write(data[:lay.open])
+	for i, m := range images {
+		b.Write(lead)
+		b.Write(unit)
+		b.Write(jsonString(m.key))
+		b.Write(lay.key.sep)
+		b.Write(m.value)
+		if i < len(images)-1 {
+			b.WriteByte(',')
+		}
+	}
+	b.Write(lead)
+	b.Write(data[lay.close:])
+	return b.Bytes()
+}
+
 // layoutOf finds the byte layout of the top-level "images" object.
 func layoutOf(data []byte) (*imagesLayout, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if _, err := dec.Token(); err != nil {
 		return nil, err
 	}
+	prev := int(dec.InputOffset())
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
@@ -73,11 +105,39 @@ func layoutOf(data []byte) (*imagesLayout, error) {
 			if err := dec.Decode(&skip); err != nil {
 				return nil, err
 			}
+			prev = int(dec.InputOffset())
 			continue
 		}
-		return membersOf(data, dec)
+		keyEnd := int(dec.InputOffset())
+		lead, ok := leadOf(data, prev, keyEnd)
+		if !ok {
+			return nil, io.ErrUnexpectedEOF
+		}
+		lay, err := membersOf(data, dec)
+		if err != nil {
+			return nil, err
+		}
+		lay.key = span{key: "images", lead: lead, sep: bytes.TrimSuffix(data[keyEnd:lay.open], []byte("{"))}
+		return lay, nil
 	}
 	return nil, errors.New("no images object")
+}
+
+// leadOf returns the whitespace between the end of the previous member (or the object's
+// "{", at prev) and the key ending at keyEnd; it reports false when anything else lies there.
+func leadOf(data []byte, prev, keyEnd int) ([]byte, bool) {
+	keyStart := bytes.LastIndexByte(data[:keyEnd-1], '"')
+	for keyStart > 0 && data[keyStart-1] == '\\' { // an escaped quote inside the key
+		keyStart = bytes.LastIndexByte(data[:keyStart-1], '"')
+	}
+	if keyStart < prev {
+		return nil, false
+	}
+	gap := data[prev:keyStart]
+	if i := bytes.IndexByte(gap, ','); i >= 0 {
+		gap = gap[i+1:]
+	}
+	return gap, isSpace(gap)
 }
 
 func membersOf(data []byte, dec *json.Decoder) (*imagesLayout, error) {
@@ -98,15 +158,8 @@ func membersOf(data []byte, dec *json.Decoder) (*imagesLayout, error) {
 		}
 		end := int(dec.InputOffset())
 		start := end - len(raw)
-		keyStart := bytes.LastIndexByte(data[:keyEnd-1], '"')
-		for keyStart > 0 && data[keyStart-1] == '\\' { // an escaped quote inside the key
-			keyStart = bytes.LastIndexByte(data[:keyStart-1], '"')
-		}
-		gap := data[prev:keyStart]
-		if i := bytes.IndexByte(gap, ','); i >= 0 {
-			gap = gap[i+1:]
-		}
-		if keyStart < prev || !isSpace(gap) {
+		gap, ok := leadOf(data, prev, keyEnd)
+		if !ok {
 			return nil, io.ErrUnexpectedEOF
 		}
 		key, _ := tok.(string)

@@ -9,7 +9,8 @@ import (
 
 // TestMergeKeepsIndentationAndOrder: a release JSON in another layout (4 spaces, tabs, a
 // compact top level, CRLF) keeps it; only the changed values, removed members and added
-// members differ, and key order is kept.
+// members differ, and key order is kept. An empty "images" object is filled in the file's
+// layout too (line ends, indentation unit, no final newline).
 func TestMergeKeepsIndentationAndOrder(t *testing.T) {
 	e, err := era.For("4.18")
 	if err != nil {
@@ -25,6 +26,14 @@ func TestMergeKeepsIndentationAndOrder(t *testing.T) {
 		"tabs, removed first member": {
 			in:   "{\n\t\"images\": {\n\t\t\"topolvm_csi\": \"gone\",\n\t\t\"zz\": \"z\",\n\t\t\"csi-snapshot-controller\": \"" + d("b") + "\"\n\t},\n\t\"release\": {\"base\": \"4.18.0\"}\n}",
 			want: "{\n\t\"images\": {\n\t\t\"zz\": \"z\",\n\t\t\"csi-snapshot-controller\": \"" + d("b") + "\",\n\t\t\"lvms_operator\": \"" + d("a") + "\"\n\t},\n\t\"release\": {\"base\": \"4.18.0\"}\n}",
+		},
+		"empty images, 4 spaces, CRLF, no final newline": {
+			in:   "{\r\n    \"release\": {\r\n        \"base\": \"4.18.0\"\r\n    },\r\n    \"images\": {}\r\n}",
+			want: "{\r\n    \"release\": {\r\n        \"base\": \"4.18.0\"\r\n    },\r\n    \"images\": {\r\n        \"lvms_operator\": \"" + d("a") + "\",\r\n        \"csi-snapshot-controller\": \"" + d("b") + "\"\r\n    }\r\n}",
+		},
+		"empty images, one line": {
+			in:   "{\"images\":{},\"release\":{\"base\":\"4.18.0\"}}",
+			want: "{\"images\":{\"lvms_operator\":\"" + d("a") + "\",\"csi-snapshot-controller\":\"" + d("b") + "\"},\"release\":{\"base\":\"4.18.0\"}}",
 		},
 		"CRLF": {
 			in:   "{\r\n  \"release\": {\"base\": \"4.18.0\"},\r\n  \"images\": {\r\n    \"csi-snapshot-controller\": \"old\",\r\n    \"lvms_operator\": \"old\"\r\n  }\r\n}\r\n",

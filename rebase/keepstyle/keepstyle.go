@@ -4,6 +4,11 @@
 // indentation and block or flow lists stay as the file had them. A maintainer then reviews
 // only the lines whose meaning changed.
 //
+// The file's form stays too (form.go): CRLF line ends, a missing final newline, the
+// indentation width (2 or 4 spaces) and list indentation, a YAML file written as pretty JSON
+// (written back as JSON with its indentation unit), anchors, aliases and merge keys
+// (anchors.go says what a change under an anchor does).
+//
 // "Meaning" is what a Kubernetes decoder sees: documents decoded to JSON values with null
 // fields dropped (so `creationTimestamp: null` or a missing trailing newline is formatting).
 package keepstyle
@@ -41,8 +46,16 @@ func Docs(data []byte) ([]interface{}, error) {
 	return out, nil
 }
 
-// value converts one document node into a JSON value (what sigs.k8s.io/yaml decodes).
+// value converts a node into a JSON value (what sigs.k8s.io/yaml decodes); aliases under it
+// stand for their anchors' values.
 func value(n *kyaml.Node) (interface{}, error) {
+	if n.Kind != kyaml.DocumentNode && hasAlias(n) {
+		e, err := expanded(n)
+		if err != nil {
+			return nil, err
+		}
+		n = e
+	}
 	b, err := kyaml.Marshal(n)
 	if err != nil {
 		return nil, err
@@ -71,7 +84,10 @@ func Equal(a, b []byte) bool {
 
 // Apply returns the bytes to write for want when the file currently holds current:
 //   - current itself when both mean the same;
-//   - current's node tree edited toward want when both parse and have as many documents;
+//   - current's node tree edited toward want when both parse and have as many documents,
+//     written in the file's form: its line ends (CRLF stays CRLF), final newline or its
+//     absence, indentation width and list indentation, JSON when the file is JSON, anchors
+//     and aliases (see anchors.go);
 //   - want otherwise (no current file, a file that does not parse, documents added or removed).
 //
 // The result always means exactly what want means; when an edit cannot guarantee that, want
@@ -83,14 +99,23 @@ func Apply(current, want []byte) []byte {
 	if Equal(current, want) {
 		return current
 	}
-	edited, err := edit(current, want)
-	if err != nil || !Equal(edited, want) {
-		return want
+	lf, crlf := toLF(current)
+	f := formOf(lf, crlf)
+	for _, expand := range []bool{false, true} {
+		edited, err := edit(lf, want, f, expand)
+		if err != nil {
+			continue
+		}
+		if out := f.finish(edited); Equal(out, want) {
+			return out
+		}
 	}
-	return edited
+	return want
 }
 
-func edit(current, want []byte) ([]byte, error) {
+// edit merges current's node tree toward want and encodes it in form f; with expand, every
+// alias is first replaced by its value.
+func edit(current, want []byte, f form, expand bool) ([]byte, error) {
 	cur, err := parse(current)
 	if err != nil {
 		return nil, err
@@ -102,11 +127,24 @@ func edit(current, want []byte) ([]byte, error) {
 	if len(cur) != len(wnt) || len(cur) == 0 {
 		return nil, errors.New("document counts differ")
 	}
+	for _, d := range cur {
+		if err := checkExpansion(d); err != nil {
+			return nil, err
+		}
+	}
+	if expand {
+		if err := expandAll(cur); err != nil {
+			return nil, err
+		}
+	}
 	snap := scalarSnapshot(cur)
 	for i := range cur {
 		merge(cur[i], wnt[i])
 	}
-	encoded, err := encode(cur, string(current))
+	if f.json {
+		return encodeJSON(cur, f)
+	}
+	encoded, err := encode(cur, string(current), f)
 	if err != nil {
 		return nil, err
 	}
@@ -135,18 +173,18 @@ func parse(data []byte) ([]*kyaml.Node, error) {
 
 // encode writes documents back with the indentation and sequence style of the original,
 // keeping a leading "---" when the original had one.
-func encode(docs []*kyaml.Node, original string) ([]byte, error) {
+func encode(docs []*kyaml.Node, original string, f form) ([]byte, error) {
 	var buf bytes.Buffer
 	if strings.HasPrefix(original, "---") {
 		buf.WriteString("---\n")
 	}
-	style := kyaml.SequenceIndentStyle(kyaml.DeriveSeqIndentStyle(original))
 	for i, d := range docs {
 		if i > 0 {
 			buf.WriteString("---\n")
 		}
+		untagMergeKeys(d)
 		var one bytes.Buffer
-		enc := kyaml.NewEncoderWithOptions(&one, &kyaml.EncoderOptions{SeqIndent: style})
+		enc := f.encoder(&one)
 		if err := enc.Encode(d); err != nil {
 			return nil, err
 		}
@@ -163,6 +201,8 @@ func merge(cur, want *kyaml.Node) {
 	switch {
 	case cur.Kind == kyaml.DocumentNode && want.Kind == kyaml.DocumentNode:
 		merge(cur.Content[0], want.Content[0])
+	case cur.Kind == kyaml.AliasNode && cur.Alias != nil:
+		mergeAlias(cur, want)
 	case cur.Kind == kyaml.MappingNode && want.Kind == kyaml.MappingNode:
 		mergeMap(cur, want)
 	case cur.Kind == kyaml.SequenceNode && want.Kind == kyaml.SequenceNode:
@@ -174,11 +214,12 @@ func merge(cur, want *kyaml.Node) {
 	}
 }
 
-// replace puts want in cur's place, keeping cur's comments.
+// replace puts want in cur's place, keeping cur's comments and anchor (aliases of it then
+// mean the new value, which mergeAlias checks where they stand).
 func replace(cur, want *kyaml.Node) {
-	head, line, foot := cur.HeadComment, cur.LineComment, cur.FootComment
+	head, line, foot, anchor := cur.HeadComment, cur.LineComment, cur.FootComment, cur.Anchor
 	*cur = *want
-	cur.HeadComment, cur.LineComment, cur.FootComment = head, line, foot
+	cur.HeadComment, cur.LineComment, cur.FootComment, cur.Anchor = head, line, foot, anchor
 }
 
 func mergeMap(cur, want *kyaml.Node) {
@@ -186,10 +227,17 @@ func mergeMap(cur, want *kyaml.Node) {
 	for i := 0; i+1 < len(want.Content); i += 2 {
 		wantIdx[want.Content[i].Value] = i
 	}
+	given, keepMerges := inherited(cur, wantIdx)
 	kept := cur.Content[:0:0]
 	have := map[string]bool{}
 	for i := 0; i+1 < len(cur.Content); i += 2 {
 		k := cur.Content[i].Value
+		if isMergeKey(cur.Content[i]) {
+			if keepMerges {
+				kept = append(kept, cur.Content[i], cur.Content[i+1])
+			}
+			continue
+		}
 		j, ok := wantIdx[k]
 		if !ok && !have[k] && isNull(cur.Content[i+1]) {
 			// `creationTimestamp: null` and the like mean the same as an absent key:
@@ -206,7 +254,11 @@ func mergeMap(cur, want *kyaml.Node) {
 		kept = append(kept, cur.Content[i], cur.Content[i+1])
 	}
 	for i := 0; i+1 < len(want.Content); i += 2 {
-		if !have[want.Content[i].Value] {
+		k := want.Content[i].Value
+		if g, ok := given[k]; ok && keepMerges && sameValue(g, want.Content[i+1]) {
+			continue // a merge key gives it already
+		}
+		if !have[k] {
 			kept = append(kept, want.Content[i], want.Content[i+1])
 		}
 	}
@@ -375,6 +427,7 @@ func styledLike(siblings []*kyaml.Node, w *kyaml.Node) *kyaml.Node {
 	}
 	c := deepCopy(best)
 	c.HeadComment, c.LineComment, c.FootComment = "", "", ""
+	clearAnchors(c)
 	merge(c, w)
 	return c
 }
@@ -460,5 +513,12 @@ func Document(data []byte, i int) ([]byte, error) {
 	if i < 0 || i >= len(docs) {
 		return nil, fmt.Errorf("document %d: the file has %d", i+1, len(docs))
 	}
-	return encode(docs[i:i+1], strings.TrimPrefix(string(data), "---"))
+	lf, crlf := toLF(data)
+	f := formOf(lf, crlf)
+	if f.json {
+		out, err := encodeJSON(docs[i:i+1], f)
+		return f.finish(out), err
+	}
+	out, err := encode(docs[i:i+1], strings.TrimPrefix(string(lf), "---"), f)
+	return f.finish(out), err
 }
