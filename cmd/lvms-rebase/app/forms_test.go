@@ -3,8 +3,6 @@ package app
 import (
 	"bytes"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -53,7 +51,7 @@ func TestFileFormsKeptEndToEnd(t *testing.T) {
 			t.Fatalf("%s: not written by the first run", c.path)
 		}
 		styled[c.path] = c.restyle(t, data)
-		writeFile(t, dir, c.path, styled[c.path])
+		writeFile(t, dir, c.path, string(styled[c.path]))
 	}
 
 	// The same objects in other forms: nothing but the lock (file hashes) changes.
@@ -69,7 +67,7 @@ func TestFileFormsKeptEndToEnd(t *testing.T) {
 		if !bytes.Contains(styled[c.path], []byte(c.from)) {
 			t.Fatalf("%s: no %q to edit in:\n%s", c.path, c.from, styled[c.path])
 		}
-		writeFile(t, dir, c.path, bytes.Replace(styled[c.path], []byte(c.from), []byte(c.to), 1))
+		writeFile(t, dir, c.path, strings.Replace(string(styled[c.path]), c.from, c.to, 1))
 		edited = append(edited, c.path)
 	}
 	sort.Strings(edited)
@@ -99,13 +97,6 @@ func checkForms(t *testing.T, dir string, styled map[string][]byte, when string)
 			t.Errorf("%s %s: not in its form; first difference (\\r shown) %s", p, when,
 				firstDiff(strings.ReplaceAll(string(want), "\r", `\r`), strings.ReplaceAll(string(got), "\r", `\r`)))
 		}
-	}
-}
-
-func writeFile(t *testing.T, dir, rel string, data []byte) {
-	t.Helper()
-	if err := os.WriteFile(filepath.Join(dir, filepath.FromSlash(rel)), data, 0o644); err != nil {
-		t.Fatal(err)
 	}
 }
 
