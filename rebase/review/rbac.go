@@ -49,7 +49,14 @@ type RBAC struct {
 
 // RuleString is the one-line form of a rule in findings and PR bodies.
 func RuleString(r rbacv1.PolicyRule) string {
-	s := fmt.Sprintf("apiGroups=%v resources=%v verbs=%v", r.APIGroups, r.Resources, r.Verbs)
+	groups := make([]string, len(r.APIGroups))
+	for i, g := range r.APIGroups {
+		groups[i] = g
+		if g == "" {
+			groups[i] = `""` // the core group, not "no group"
+		}
+	}
+	s := fmt.Sprintf("apiGroups=%v resources=%v verbs=%v", groups, r.Resources, r.Verbs)
 	if len(r.ResourceNames) > 0 {
 		s += fmt.Sprintf(" resourceNames=%v", r.ResourceNames)
 	}
