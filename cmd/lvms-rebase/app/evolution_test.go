@@ -146,7 +146,7 @@ func checkVariantRun(t *testing.T, dir, repo string, v variantRun, images []fixt
 	if !strings.Contains(v.body, "### Warnings") || !regexpCount(v.body) {
 		t.Errorf("PR body has no Warnings section or no separate file counts:\n%s", v.body)
 	}
-	if err := recipe.Check(dir, recipe.Components); err != nil {
+	if err := recipe.Check(dir, recipe.RecipeFiles, recipe.Components); err != nil {
 		t.Error(err)
 	}
 	presubmit(t, dir)
