@@ -32,6 +32,7 @@ import (
 	"k8s.io/client-go/restmapper"
 
 	"github.com/lvms-rebase/lvms-rebase/applier/eras"
+	"github.com/lvms-rebase/lvms-rebase/applier/redact"
 )
 
 // kube is one connection to the API server for the duration of an Apply.
@@ -93,7 +94,7 @@ func waitReachable(ctx context.Context, o Options, cfg *rest.Config, disc discov
 		if _, err = disc.ServerVersion(); err == nil || permanentConnectError(err) {
 			return true
 		}
-		o.Logger.Info("API server not reachable yet, retrying", "host", redactText(cfg.Host, hostSecrets(cfg.Host)), "attempt", n, "retryIn", retryIn, "error", redactErr(err, cfg.Host))
+		o.Logger.Info("API server not reachable yet, retrying", "host", redact.URL(cfg.Host), "attempt", n, "retryIn", retryIn, "error", redactErr(err, cfg.Host))
 		return false
 	})
 	switch {

@@ -22,7 +22,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/lvms-rebase/lvms-rebase/internal/redact"
+	"github.com/lvms-rebase/lvms-rebase/applier/redact"
 	"github.com/lvms-rebase/lvms-rebase/rebase/bundle"
 	"github.com/lvms-rebase/lvms-rebase/rebase/era"
 	"github.com/lvms-rebase/lvms-rebase/rebase/lock"
@@ -357,7 +357,7 @@ func (r *runner) snapshotAssets(ctx context.Context) error {
 		}
 	}
 	res.SnapshotCommit = commit
-	r.fetching = "snapshot assets " + r.opts.SnapshotAssets + " at " + commit
+	r.fetching = "snapshot assets " + redact.URL(r.opts.SnapshotAssets) + " at " + commit
 	if r.assets, err = r.loadSnapshotAssets(ctx, commit); err != nil {
 		return err
 	}
@@ -658,7 +658,7 @@ func (r *runner) writePRBody(changes *tree.Changes, before, files map[string][]b
 	if old := r.result.old; old != nil {
 		in.oldVersion, in.oldPayload = old.Bundle.Version, old.PayloadVersion
 	}
-	if err := replaceFile(r.opts.PRBody, []byte(redact.Text(prBody(in)))); err != nil {
+	if err := replaceFile(r.opts.PRBody, []byte(prBody(in))); err != nil {
 		return fmt.Errorf("--pr-body %s: %w", r.opts.PRBody, err)
 	}
 	return nil
@@ -680,8 +680,12 @@ func (r *runner) buildLock(files map[string][]byte, assets *snapshot.Assets) *lo
 		Digest:  res.Resolution.Bundle.Digest,
 		Version: res.Resolution.Bundle.Version,
 	}
-	// The source is recorded without credentials: the lock is committed and shared.
-	l.SnapshotAssets = lock.SnapshotAssets{Source: redact.Strip(r.opts.SnapshotAssets), Commit: res.SnapshotCommit}
+	// A URL source is recorded without credentials: the lock is committed and shared.
+	src := r.opts.SnapshotAssets
+	if strings.Contains(src, "://") {
+		src = redact.Strip(src)
+	}
+	l.SnapshotAssets = lock.SnapshotAssets{Source: src, Commit: res.SnapshotCommit}
 	if assets != nil {
 		l.SnapshotAssets.SHA256 = assetsDigest(assets)
 		for _, d := range assets.Digests() {

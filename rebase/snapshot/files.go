@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/lvms-rebase/lvms-rebase/applier/redact"
 	"github.com/lvms-rebase/lvms-rebase/rebase/era"
 )
 
@@ -53,12 +54,12 @@ func FileURL(source, commit, path string) string {
 // loadFiles fetches o.Paths from a per-file URL template, in parallel (bounded). Each file is
 // one request whose URL names the commit, so rebase/source caches it by commit and path.
 func loadFiles(ctx context.Context, source string, o LoadOptions) (*Assets, error) {
-	a := &Assets{Commit: o.Commit, Source: source, Files: map[string][]byte{}}
+	a := &Assets{Commit: o.Commit, Source: redact.URL(source), Files: map[string][]byte{}}
 	if o.Fetch == nil {
-		return nil, fmt.Errorf("snapshot assets %s: no fetch function for a URL source", source)
+		return nil, fmt.Errorf("snapshot assets %s: no fetch function for a URL source", a.Source)
 	}
 	if len(o.Paths) == 0 {
-		return nil, fmt.Errorf("snapshot assets %s (commit %s): a per-file source needs the paths to read (snapshot.Needed)", source, o.Commit)
+		return nil, fmt.Errorf("snapshot assets %s (commit %s): a per-file source needs the paths to read (snapshot.Needed)", a.Source, o.Commit)
 	}
 	limit := o.Concurrency
 	if limit <= 0 {
@@ -69,7 +70,7 @@ func loadFiles(ctx context.Context, source string, o LoadOptions) (*Assets, erro
 	g.SetLimit(limit)
 	for _, p := range o.Paths {
 		if !wanted(p) {
-			return nil, fmt.Errorf("snapshot assets %s (commit %s): %s is not an assets/ file the translation may read", source, o.Commit, p)
+			return nil, fmt.Errorf("snapshot assets %s (commit %s): %s is not an assets/ file the translation may read", a.Source, o.Commit, p)
 		}
 		g.Go(func() error {
 			data, err := fetchFile(gctx, o.Fetch, FileURL(source, o.Commit, p))
@@ -97,10 +98,10 @@ func fetchFile(ctx context.Context, fetch FetchFunc, url string) ([]byte, error)
 	defer rc.Close()
 	data, err := io.ReadAll(io.LimitReader(rc, MaxFileBytes+1))
 	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", url, err)
+		return nil, fmt.Errorf("reading %s: %w", redact.URL(url), err)
 	}
 	if len(data) > MaxFileBytes {
-		return nil, fmt.Errorf("%s: more than the %d-byte limit of one asset file", url, MaxFileBytes)
+		return nil, fmt.Errorf("%s: more than the %d-byte limit of one asset file", redact.URL(url), MaxFileBytes)
 	}
 	return data, nil
 }

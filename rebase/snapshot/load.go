@@ -20,6 +20,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/lvms-rebase/lvms-rebase/applier/redact"
 	"github.com/lvms-rebase/lvms-rebase/internal/gitcommit"
 )
 
@@ -132,14 +133,14 @@ func loadWhole(ctx context.Context, source, commit string, fetch FetchFunc) (*As
 	switch {
 	case strings.Contains(source, CommitPlaceholder) || strings.HasPrefix(source, "http://") || strings.HasPrefix(source, "https://"):
 		url := strings.ReplaceAll(source, CommitPlaceholder, commit)
-		a.Source = url
+		a.Source = redact.URL(url)
 		if fetch == nil {
-			return nil, fmt.Errorf("snapshot assets %s: no fetch function for a URL source", url)
+			return nil, fmt.Errorf("snapshot assets %s: no fetch function for a URL source", a.Source)
 		}
 		var rc io.ReadCloser
 		rc, err = fetch(ctx, url)
 		if err != nil {
-			return nil, fmt.Errorf("snapshot assets: fetching %s: %w", url, err)
+			return nil, fmt.Errorf("snapshot assets: fetching %s: %w", a.Source, err)
 		}
 		defer rc.Close()
 		err = readTar(rc, a.Files)
@@ -148,7 +149,12 @@ func loadWhole(ctx context.Context, source, commit string, fetch FetchFunc) (*As
 		var fi os.FileInfo
 		fi, err = os.Stat(source)
 		if err != nil {
-			return nil, fmt.Errorf("snapshot assets: source %s: expected a URL with %s, a directory or a tarball: %w", source, CommitPlaceholder, err)
+			// Not a path after all: it may be a URL given without a scheme, credentials and all,
+			// so the value is redacted and the *PathError (which repeats it) not quoted.
+			if pe := (*os.PathError)(nil); errors.As(err, &pe) {
+				err = pe.Err
+			}
+			return nil, fmt.Errorf("snapshot assets: source %s: expected a URL with %s, a directory or a tarball: %w", redact.URL(source), CommitPlaceholder, err)
 		}
 		if fi.IsDir() {
 			err = readDir(os.DirFS(source), a.Files)

@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
+	"github.com/lvms-rebase/lvms-rebase/applier/redact"
 	"github.com/lvms-rebase/lvms-rebase/rebase/extract"
 )
 
@@ -62,6 +63,7 @@ func (s *Source) nameOpts(repo string) []name.Option {
 
 // explain turns registry errors into ones a maintainer can act on.
 func (s *Source) explain(err error, what, loc string) error {
+	err = redact.Err(err) // net/http quotes request URLs (url.Error)
 	var te *transport.Error
 	if errors.As(err, &te) && (te.StatusCode == http.StatusUnauthorized || te.StatusCode == http.StatusForbidden) {
 		host, _, _ := strings.Cut(loc, "/")

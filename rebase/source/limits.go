@@ -10,7 +10,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 
-	"github.com/lvms-rebase/lvms-rebase/internal/redact"
+	"github.com/lvms-rebase/lvms-rebase/applier/redact"
 )
 
 // Defaults of the bounds a registry cannot exceed (Options.MaxTagPages, MaxTagListBytes,

@@ -8,7 +8,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/lvms-rebase/lvms-rebase/internal/redact"
+	"github.com/lvms-rebase/lvms-rebase/applier/redact"
 	"github.com/lvms-rebase/lvms-rebase/internal/strictyaml"
 )
 
@@ -23,16 +23,25 @@ type Mirror struct {
 // String renders the flag form SRC=DST.
 func (m Mirror) String() string { return m.Source + "=" + m.Mirror }
 
+// mirrorSpec formats a --mirror value for a message, each side through redact.URL.
+func mirrorSpec(s string) string {
+	src, dst, ok := strings.Cut(s, "=")
+	if !ok {
+		return redact.URL(s)
+	}
+	return redact.URL(src) + "=" + redact.URL(dst)
+}
+
 // ParseMirror parses SRC=DST; each side is a registry location (see checkLocation).
 func ParseMirror(s string) (Mirror, error) {
 	src, dst, ok := strings.Cut(s, "=")
 	src, dst = strings.TrimSuffix(strings.TrimSpace(src), "/"), strings.TrimSuffix(strings.TrimSpace(dst), "/")
 	if !ok || src == "" || dst == "" {
-		return Mirror{}, fmt.Errorf("mirror %q: want SRC=DST, e.g. registry.redhat.io=mirror.example.com:5000/rh", redact.Text(s))
+		return Mirror{}, fmt.Errorf("mirror %q: want SRC=DST, e.g. registry.redhat.io=mirror.example.com:5000/rh", mirrorSpec(s))
 	}
 	for _, side := range []string{src, dst} {
 		if err := checkLocation(side); err != nil {
-			return Mirror{}, fmt.Errorf("mirror %q: %w", redact.Text(s), err)
+			return Mirror{}, fmt.Errorf("mirror %q: %w", mirrorSpec(s), err)
 		}
 	}
 	return Mirror{Source: src, Mirror: dst}, nil
@@ -52,20 +61,20 @@ var (
 func checkLocation(loc string) error {
 	switch {
 	case strings.Contains(loc, "://"):
-		return fmt.Errorf("%q: want HOST[:PORT][/PATH] without a scheme", redact.Text(loc))
+		return fmt.Errorf("%q: want HOST[:PORT][/PATH] without a scheme", redact.URL(loc))
 	case strings.Contains(loc, "@"):
-		return fmt.Errorf("%q: user info or a digest is not allowed (credentials go in --authfile)", redact.Text(loc))
+		return fmt.Errorf("%q: user info or a digest is not allowed (credentials go in --authfile)", redact.URL(loc))
 	}
 	host, path, hasPath := strings.Cut(loc, "/")
 	if !registryHost.MatchString(host) || (!strings.ContainsAny(host, ".:") && host != "localhost") {
-		return fmt.Errorf("%q does not start with a registry host (HOST[:PORT][/PATH])", loc)
+		return fmt.Errorf("%q does not start with a registry host (HOST[:PORT][/PATH])", redact.URL(loc))
 	}
 	if !hasPath {
 		return nil
 	}
 	for _, c := range strings.Split(path, "/") {
 		if !repoComponent.MatchString(c) {
-			return fmt.Errorf("%q: path component %q is not a valid repository name (lower-case letters, digits, . _ -; no tag)", loc, c)
+			return fmt.Errorf("%q: path component %q is not a valid repository name (lower-case letters, digits, . _ -; no tag)", redact.URL(loc), redact.URL(c))
 		}
 	}
 	return nil
@@ -150,7 +159,7 @@ func parseIDMS(path string, data []byte) ([]idmsRule, error) {
 				case "", "AllowContactingSource", "NeverContactSource":
 				default:
 					return nil, fmt.Errorf("IDMS file %s, document %d: source %s: mirrorSourcePolicy %q, want AllowContactingSource or NeverContactSource",
-						path, i+1, m.Source, m.MirrorSourcePolicy)
+						path, i+1, redact.URL(m.Source), m.MirrorSourcePolicy)
 				}
 				rules = append(rules, idmsRule{Source: m.Source, Mirrors: m.Mirrors, NeverContactS: m.MirrorSourcePolicy == "NeverContactSource"})
 			}
@@ -182,11 +191,11 @@ func checkIDMSRule(r idmsRule) error {
 		return fmt.Errorf("source: %w", err)
 	}
 	if len(r.Mirrors) == 0 {
-		return fmt.Errorf("source %s: no mirrors", r.Source)
+		return fmt.Errorf("source %s: no mirrors", redact.URL(r.Source))
 	}
 	for _, m := range r.Mirrors {
 		if err := checkLocation(m); err != nil {
-			return fmt.Errorf("source %s: mirror %w", r.Source, err)
+			return fmt.Errorf("source %s: mirror %w", redact.URL(r.Source), err)
 		}
 	}
 	return nil

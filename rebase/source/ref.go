@@ -12,6 +12,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/lvms-rebase/lvms-rebase/applier/redact"
 )
 
 const ociPrefix = "oci:"
@@ -44,21 +46,21 @@ func parseRef(s string) (imgRef, error) {
 			r.digest = rest[i+1:]
 			rest = rest[:i]
 			if _, err := v1.NewHash(r.digest); err != nil {
-				return imgRef{}, fmt.Errorf("reference %q: bad digest: %w", s, err)
+				return imgRef{}, fmt.Errorf("reference %q: bad digest: %w", redact.URL(s), err)
 			}
 		} else if i := strings.LastIndex(rest, ":"); i > strings.LastIndex(rest, "/") {
 			r.tag = rest[i+1:]
 			rest = rest[:i]
 		}
 		if rest == "" {
-			return imgRef{}, fmt.Errorf("reference %q: want oci:PATH[:TAG|@DIGEST]", s)
+			return imgRef{}, fmt.Errorf("reference %q: want oci:PATH[:TAG|@DIGEST]", redact.URL(s))
 		}
 		r.repo = rest
 		return r, nil
 	}
 	ref, err := name.ParseReference(s, name.WithDefaultTag(""))
 	if err != nil {
-		return imgRef{}, fmt.Errorf("reference %q: %w", s, err)
+		return imgRef{}, badName("reference", s, err)
 	}
 	r := imgRef{canonical: s, repo: ref.Context().Name()}
 	switch v := ref.(type) {
@@ -75,9 +77,18 @@ func parseRef(s string) (imgRef, error) {
 		r.tag = v.TagStr()
 	}
 	if r.tag == "" && r.digest == "" {
-		return imgRef{}, fmt.Errorf("reference %q: want a tag or a digest", s)
+		return imgRef{}, fmt.Errorf("reference %q: want a tag or a digest", redact.URL(s))
 	}
 	return r, nil
+}
+
+// badName explains a reference or repository ggcr's name package rejected. Its errors quote
+// the whole value, so a value carrying credentials gets a plain statement instead.
+func badName(kind, s string, err error) error {
+	if red := redact.URL(s); red != s {
+		return fmt.Errorf("%s %q is not a valid image %s (user info, query or fragment are not part of one; credentials go in the auth file)", kind, red, kind)
+	}
+	return fmt.Errorf("%s %q: %w", kind, s, err)
 }
 
 // parseRepo parses a repository (for tag listing): host/path or oci:PATH.
@@ -87,7 +98,7 @@ func parseRepo(s string) (imgRef, error) {
 	}
 	repo, err := name.NewRepository(s)
 	if err != nil {
-		return imgRef{}, fmt.Errorf("repository %q: %w", s, err)
+		return imgRef{}, badName("repository", s, err)
 	}
 	return imgRef{canonical: s, repo: repo.Name()}, nil
 }
@@ -193,7 +204,7 @@ func Repository(ref string) string {
 // contacting anything, so a typo is a usage error before the run starts.
 func CheckRef(s string) error {
 	if strings.Contains(s, "://") {
-		return fmt.Errorf("reference %q: want HOST/PATH:TAG or @DIGEST (or oci:PATH), without a scheme", s)
+		return fmt.Errorf("reference %q: want HOST/PATH:TAG or @DIGEST (or oci:PATH), without a scheme", redact.URL(s))
 	}
 	_, err := parseRef(s)
 	return err
@@ -202,7 +213,7 @@ func CheckRef(s string) error {
 // CheckRepo validates a repository flag value (--lvms-bundle-repo, --ocp-release-repo).
 func CheckRepo(s string) error {
 	if strings.Contains(s, "://") {
-		return fmt.Errorf("repository %q: want HOST/PATH (or oci:PATH), without a scheme", s)
+		return fmt.Errorf("repository %q: want HOST/PATH (or oci:PATH), without a scheme", redact.URL(s))
 	}
 	_, err := parseRepo(s)
 	return err

@@ -13,8 +13,8 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"github.com/lvms-rebase/lvms-rebase/applier/redact"
 	"github.com/lvms-rebase/lvms-rebase/internal/gitcommit"
-	"github.com/lvms-rebase/lvms-rebase/internal/redact"
 )
 
 // FetchURL downloads an http(s) URL (the snapshot-assets tarball) through the retrying
@@ -26,7 +26,7 @@ func (s *Source) FetchURL(ctx context.Context, rawURL string) (io.ReadCloser, er
 	if err != nil {
 		// url.Error repeats the raw URL, and its cause may quote part of it ("invalid port
 		// \":pw\""), so with userinfo present only the redacted URL is shown.
-		if red := redactUserinfo(rawURL); red != rawURL {
+		if red := redact.URL(rawURL); red != rawURL {
 			return nil, fmt.Errorf("URL %q is malformed (parse details withheld: the URL carries credentials)", red)
 		}
 		return nil, fmt.Errorf("URL %q: %w", rawURL, err)
@@ -40,7 +40,7 @@ func (s *Source) FetchURL(ctx context.Context, rawURL string) (io.ReadCloser, er
 		}
 	default:
 		// An opaque URL ("user:pw@host/x" reads as scheme "user") has no User to redact.
-		return nil, fmt.Errorf("URL %s: want http(s)", redactUserinfo(safeURL(u)))
+		return nil, fmt.Errorf("URL %s: want http(s)", safeURL(u))
 	}
 	idx := s.cache.urlPath(rawURL)
 	if rc, err := s.cachedURL(canonical, u, idx); rc != nil || err != nil {
@@ -93,12 +93,9 @@ func (s *Source) cachedURL(canonical, u *url.URL, idx string) (io.ReadCloser, er
 	return nil, nil // online: download again
 }
 
-// safeURL renders u for errors and logs: userinfo and every query value masked, since
-// pre-signed and private download URLs carry tokens there (internal/redact).
+// safeURL renders u for errors and logs: user info, query values, fragment and path
+// parameters masked, since pre-signed and private download URLs carry tokens there.
 func safeURL(u *url.URL) string { return redact.URL(u.String()) }
-
-// redactUserinfo masks the userinfo and query of a URL that url.Parse rejected.
-func redactUserinfo(raw string) string { return redact.URL(raw) }
 
 type httpStatusError struct {
 	url  string

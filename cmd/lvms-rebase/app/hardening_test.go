@@ -3,6 +3,7 @@ package app
 import (
 	"bytes"
 	"encoding/json"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +20,16 @@ const (
 	canaryUser  = "canary-user-7f3"
 	canaryPass  = "canary-pass-9d1"
 	canaryToken = "canary-token-c4e"
+)
+
+// Canaries as people paste them: not percent-encoded, with spaces, quotes, <>, "#", ";"
+// and "@" in the user info (raw ends with its "@"), the query, the fragment and path
+// parameters.
+var (
+	raw      = canaryUser + ` "<a>#;@b:` + canaryPass + ` '<c>#;@d@`
+	rawQuery = "?token=" + canaryToken + ` "<e>#;@f&x=` + canaryToken
+	rawFrag  = "#" + canaryToken + ` "<g>;@h`
+	rawParam = ";token=" + canaryToken + `"<i>@j`
 )
 
 func hasCanary(s string) bool {
@@ -57,7 +68,13 @@ func TestCanaryCredentials(t *testing.T) {
 	}
 	// Successful runs with a credentialed snapshot-assets URL: write + commit + PR body, then
 	// JSON output and --check in both log formats.
-	code, out, errOut := e.run(dir, "--ocp", "4.18", "--allow-base-mismatch", "--snapshot-assets", assets, "--commit", "--pr-body", body)
+	// The same run with canaries holding spaces, quotes, <>, "#", ";" and "@" in the user info
+	// (percent-encoded: the URL must still work), the query and the fragment.
+	special := "http://" + url.UserPassword(canaryUser+` "<x>#;@`, canaryPass+` '<y>#;@`).String() + "@" + host +
+		testregistry.SnapshotArchivePrefix + "{commit}.tar.gz?token=" + url.QueryEscape(canaryToken+` "<z>#;@`) + "&n=1#" + canaryToken + `-frag "<>;@`
+	code, out, errOut := e.run(dir, "--ocp", "4.18", "--allow-base-mismatch", "--snapshot-assets", special, "--dry-run", "-o", "json")
+	collect("special canaries", code, 0, out, errOut)
+	code, out, errOut = e.run(dir, "--ocp", "4.18", "--allow-base-mismatch", "--snapshot-assets", assets, "--commit", "--pr-body", body)
 	collect("write", code, 0, out, errOut)
 	code, out, errOut = e.run(dir, "--ocp", "4.18", "--allow-base-mismatch", "--snapshot-assets", assets, "--dry-run", "-o", "json", "--log-format", "json")
 	collect("dry-run json", code, 0, out, errOut)
@@ -79,6 +96,25 @@ current-context: c
 		"--volume-groups", "vg1", "--timeout", "3s", "--runtime-lvmd", filepath.Join(t.TempDir(), "lvmd.yaml"), "--lvmd", filepath.Join(t.TempDir(), "none.yaml")},
 		IOStreams{In: strings.NewReader(""), Out: &aout, ErrOut: &aerr})
 	collect("apply", acode, ExitError, aout.String(), aerr.String())
+	for _, server := range []string{"https://" + raw + "127.0.0.1:1/p" + rawParam + rawQuery + rawFrag, "https://127.0.0.1:1/p" + rawParam + rawQuery} {
+		q, _ := json.Marshal(server)
+		os.WriteFile(kc, []byte("apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "+string(q)+", insecure-skip-tls-verify: true}}]\n"+
+			"users: [{name: u, user: {token: "+canaryToken+"}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\n"), 0o600)
+		aout.Reset()
+		aerr.Reset()
+		acode = Main([]string{"apply", "--kubeconfig", kc, "--assets", filepath.Join(goldenRoot, "4.18", "assets"), "--arch", "x86_64", "--log-format", "json",
+			"--volume-groups", "vg1", "--timeout", "3s", "--runtime-lvmd", filepath.Join(t.TempDir(), "lvmd.yaml"), "--lvmd", filepath.Join(t.TempDir(), "none.yaml")},
+			IOStreams{In: strings.NewReader(""), Out: &aout, ErrOut: &aerr})
+		collect("apply "+server, acode, ExitError, aout.String(), aerr.String())
+	}
+	filepath.WalkDir(e.cache, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if b, _ := os.ReadFile(p); hasCanary(p) || hasCanary(string(b)) {
+				t.Errorf("cache file %s carries a credential", p)
+			}
+		}
+		return nil
+	})
 
 	for p, data := range readTree(t, dir) {
 		if hasCanary(string(data)) {
@@ -113,6 +149,7 @@ func canaryFailures(t *testing.T, e *e2e, cred, assets string, collect func(stri
 	icsp := filepath.Join(t.TempDir(), "icsp.yaml")
 	os.WriteFile(icsp, []byte("kind: ImageContentSourcePolicy\nspec:\n  repositoryDigestMirrors:\n  - source: quay.io\n    mirrors: [\"https://"+cred+"mirror.local/q?token="+canaryToken+"\"]\n"), 0o644)
 	bad := "/registry.redhat.io/lvms4/lvms-operator-bundle:v4.18.0"
+
 	failing := []struct {
 		args []string
 		code int
@@ -129,6 +166,23 @@ func canaryFailures(t *testing.T, e *e2e, cred, assets string, collect func(stri
 		{[]string{"--ocp-release", cred + host + "/quay.io/openshift-release-dev/ocp-release:4.18.0-{arch}"}, ExitUsage},
 		{[]string{"--ocp-release-x86_64", cred + host + "/q:1", "--ocp-release-aarch64", "docker://" + cred + host + "/q:1"}, ExitUsage},
 		{[]string{"--ocp-release-repo", cred + host + "/quay.io/openshift-release-dev/ocp-release"}, ExitUsage},
+		{[]string{"--snapshot-assets", "http://" + raw + host + testregistry.SnapshotArchivePrefix + "{commit}.tar.gz" + rawQuery + rawFrag}, ExitError},
+		{[]string{"--snapshot-assets", "http://" + host + testregistry.SnapshotArchivePrefix + "x" + rawParam + "/{commit}.tar.gz" + rawQuery}, ExitError},
+		{[]string{"--snapshot-assets", "http://" + host + "/raw/{commit}/{path}" + rawParam + rawQuery + rawFrag}, ExitError},
+		{[]string{"--snapshot-assets", raw + host + "/no-scheme/{commit}.tar.gz"}, ExitError},
+		{[]string{"--snapshot-assets", raw + host + "/not-a-path"}, ExitError},
+		{[]string{"--mirror", "quay.io=" + raw + host + "/quay.io"}, ExitUsage},
+		{[]string{"--mirror", "quay.io=" + host + "/quay.io" + rawParam + rawQuery + rawFrag}, ExitUsage},
+		{[]string{"--insecure-registry", raw + host}, ExitUsage},
+		{[]string{"--lvms-bundle", raw + host + bad}, ExitUsage},
+		{[]string{"--lvms-bundle", "docker://" + raw + host + bad + rawQuery + rawFrag}, ExitUsage},
+		{[]string{"--lvms-bundle", host + bad + rawParam + rawQuery + rawFrag}, ExitUsage},
+		{[]string{"--lvms-bundle-repo", raw + host + "/registry.redhat.io/lvms4/lvms-operator-bundle"}, ExitUsage},
+		{[]string{"--ocp-release", raw + host + "/quay.io/openshift-release-dev/ocp-release:4.18.0-{arch}" + rawFrag}, ExitUsage},
+		{[]string{"--ocp-release-x86_64", host + "/q:1" + rawParam, "--ocp-release-aarch64", "https://" + raw + host + "/q:1" + rawQuery}, ExitUsage},
+		{[]string{"--ocp-release-repo", host + "/quay.io/x" + rawQuery}, ExitUsage},
+		{[]string{"--idms-file", rawIDMS(t, raw+host+"/registry.redhat.io/lvms4"+rawQuery)}, ExitError},
+		{[]string{"--idms-file", rawIDMS(t, host+"/registry.redhat.io/lvms4"+rawParam+rawFrag)}, ExitError},
 	}
 	for _, f := range failing {
 		for _, format := range []string{"text", "json"} {
@@ -136,6 +190,17 @@ func canaryFailures(t *testing.T, e *e2e, cred, assets string, collect func(stri
 			collect(strings.Join(f.args, " "), code, f.code, out, errOut)
 		}
 	}
+}
+
+// rawIDMS writes an ImageDigestMirrorSet whose one mirror is m, quoted for YAML.
+func rawIDMS(t *testing.T, m string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "idms.yaml")
+	q, _ := json.Marshal(m)
+	if err := os.WriteFile(p, []byte("kind: ImageDigestMirrorSet\nspec:\n  imageDigestMirrors:\n  - source: registry.redhat.io/lvms4\n    mirrors: ["+string(q)+"]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 func setGitIdentity(t *testing.T) {

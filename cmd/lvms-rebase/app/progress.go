@@ -9,7 +9,7 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/lvms-rebase/lvms-rebase/internal/redact"
+	"github.com/lvms-rebase/lvms-rebase/applier/redact"
 	"github.com/lvms-rebase/lvms-rebase/rebase/source"
 )
 
@@ -44,11 +44,7 @@ func progressFor(logs *logFlags, w io.Writer, log *slog.Logger) func(source.Prog
 
 func newProgressPrinter(w io.Writer) *progressPrinter {
 	tty := false
-	under := w
-	if rw, ok := w.(redact.Writer); ok {
-		under = rw.W
-	}
-	if f, ok := under.(*os.File); ok && os.Getenv("CI") == "" {
+	if f, ok := w.(*os.File); ok && os.Getenv("CI") == "" {
 		tty = term.IsTerminal(int(f.Fd()))
 	}
 	return &progressPrinter{w: w, terminal: tty, started: map[string]bool{}}
@@ -61,7 +57,7 @@ func (p *progressPrinter) report(ev source.Progress) {
 	if len(short) > 19 {
 		short = short[:19]
 	}
-	line := fmt.Sprintf("fetching %s %s: %s / %s", redact.Text(ev.Image), short, mib(ev.Done), mib(ev.Total))
+	line := fmt.Sprintf("fetching %s %s: %s / %s", redact.URL(ev.Image), short, mib(ev.Done), mib(ev.Total))
 	if p.terminal {
 		end := ""
 		if ev.Finished {

@@ -13,7 +13,6 @@ import (
 	"github.com/spf13/cobra"
 
 	lvmsrebase "github.com/lvms-rebase/lvms-rebase"
-	"github.com/lvms-rebase/lvms-rebase/internal/redact"
 	"github.com/lvms-rebase/lvms-rebase/internal/version"
 	"github.com/lvms-rebase/lvms-rebase/rebase"
 	"github.com/lvms-rebase/lvms-rebase/rebase/era"
@@ -178,12 +177,12 @@ func printResult(w io.Writer, format string, res *rebase.Result) error {
 		var b strings.Builder
 		enc := json.NewEncoder(&b)
 		enc.SetIndent("", "  ")
-		// HTML escaping would hide a query's "&" from the redaction below.
+		// "<", ">" and "&" print as they are, not as \u003c….
 		enc.SetEscapeHTML(false)
 		if err := enc.Encode(res); err != nil {
 			return err
 		}
-		_, err := io.WriteString(w, redact.Text(b.String()))
+		_, err := io.WriteString(w, b.String())
 		return err
 	}
 	var b strings.Builder
@@ -238,7 +237,7 @@ func printResult(w io.Writer, format string, res *rebase.Result) error {
 		total += ph.Duration
 	}
 	fmt.Fprintf(&b, "took %s\n", total.Round(time.Millisecond))
-	_, err := io.WriteString(w, redact.Text(b.String()))
+	_, err := io.WriteString(w, b.String())
 	return err
 }
 

@@ -17,7 +17,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/lvms-rebase/lvms-rebase/internal/redact"
 	"github.com/lvms-rebase/lvms-rebase/internal/version"
 )
 
@@ -101,8 +100,6 @@ kustomize and writes them into a MicroShift checkout's assets/ with a lock file.
 
 // Main runs the root command with args and returns the process exit code.
 func Main(args []string, streams IOStreams) int {
-	// Every byte a command prints passes the credential scrubber (internal/redact).
-	streams.Out, streams.ErrOut = redact.Writer{W: streams.Out}, redact.Writer{W: streams.ErrOut}
 	root := NewRootCommand(streams)
 	root.SetArgs(args)
 	err := root.Execute()
@@ -122,7 +119,9 @@ func Main(args []string, streams IOStreams) int {
 	case isCobraUsageError(err): // cobra reports unknown commands and bad args as plain errors
 		code = ExitUsage
 	}
-	msg := redact.Text(err.Error())
+	// Errors are redacted where they format a URL or reference (applier/redact); the
+	// message is printed as it is.
+	msg := err.Error()
 	// Drift (exit 3) is --check's finding, not a failure of the tool: not an ERROR.
 	level, prefix := slog.LevelError, "Error"
 	if code == ExitDrift {
@@ -216,7 +215,7 @@ func (l *logFlags) logger(w io.Writer) (*slog.Logger, error) {
 			if a.Key == slog.TimeKey && len(groups) == 0 {
 				return slog.Attr{}
 			}
-			return redactAttr(a)
+			return a
 		},
 	}
 	switch l.format {
@@ -226,21 +225,4 @@ func (l *logFlags) logger(w io.Writer) (*slog.Logger, error) {
 		return slog.New(slog.NewJSONHandler(w, opts)), nil
 	}
 	return nil, usageError("--log-format: expected text or json, got %q", l.format)
-}
-
-// redactAttr scrubs credentials from a log attribute's text (errors and strings carry the
-// URLs and references the user gave).
-func redactAttr(a slog.Attr) slog.Attr {
-	switch v := a.Value.Resolve(); v.Kind() {
-	case slog.KindString:
-		return slog.String(a.Key, redact.Text(v.String()))
-	case slog.KindAny:
-		if err, ok := v.Any().(error); ok {
-			return slog.String(a.Key, redact.Text(err.Error()))
-		}
-		if s, ok := v.Any().(fmt.Stringer); ok {
-			return slog.String(a.Key, redact.Text(s.String()))
-		}
-	}
-	return a
 }

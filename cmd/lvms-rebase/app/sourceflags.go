@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	"github.com/lvms-rebase/lvms-rebase/applier/redact"
 	"github.com/lvms-rebase/lvms-rebase/internal/arch"
 	"github.com/lvms-rebase/lvms-rebase/rebase/source"
 )
@@ -158,7 +159,7 @@ func (f *SourceFlags) insecureHosts() ([]string, error) {
 		host := strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(strings.TrimSpace(h), "https://"), "http://"), "/")
 		// The value is compared with request hosts; anything else would silently never match.
 		if host == "" || strings.ContainsAny(host, "/@ ") {
-			return nil, usageError("--insecure-registry %q: want HOST[:PORT], e.g. mirror.local:5000", h)
+			return nil, usageError("--insecure-registry %q: want HOST[:PORT], e.g. mirror.local:5000", redact.URL(h))
 		}
 		out = append(out, host)
 	}
@@ -220,7 +221,7 @@ func (f *SourceFlags) releasePins(arches []string) (map[string]string, error) {
 
 // String summarises where images come from, for logs.
 func (f *SourceFlags) String() string {
-	return fmt.Sprintf("bundle repo %s, release repo %s, arches %s", f.BundleRepo, f.ReleaseRepo, strings.Join(f.Arches, ","))
+	return fmt.Sprintf("bundle repo %s, release repo %s, arches %s", redact.URL(f.BundleRepo), redact.URL(f.ReleaseRepo), strings.Join(f.Arches, ","))
 }
 
 // checkRefFlags parses every reference and repository flag: a malformed one is a usage
