@@ -289,3 +289,31 @@ func TestApplyAliasBomb(t *testing.T) {
 		t.Errorf("got %d bytes:\n%.300s", len(got), got)
 	}
 }
+
+// TestApplyValuesOnly: when only values change, every other byte stays, also in forms the
+// encoder cannot write (blank lines, aligned values, mixed line ends, PyYAML's "-   " lists,
+// flow lists spread over lines, folded text); the value keeps its quotes.
+func TestApplyValuesOnly(t *testing.T) {
+	for _, tc := range []struct{ name, file, old, new string }{
+		{"blank lines", "kind: Deployment\n\nspec:\n  replicas: 1\n\n  template:\n    image: %s\n\n", "a@sha256:1", "a@sha256:2"},
+		{"aligned values and comments", "kind:     Service   # the kind\nspec:\n  port:   %s    # https\n  name:   x\n", "443", "8443"},
+		{"mixed line ends", "kind: A\r\nspec:\n  image: '%s'\r\n  x: 1\n", "a:1", "a:2"},
+		{"PyYAML indent=4 lists", "spec:\n    containers:\n    -   name: m\n        image: \"%s\"\n    -   name: other\n", "a:1", "a:2"},
+		{"flow list over lines", "rules:\n  - verbs: [get,\n      list, %s]\n    x: >\n      folded\n      text\n", "watch", "patch"},
+		{"document markers and a folded scalar", "---\nkind: A\ndesc: >-\n  some folded\n  text\nv: %s\n...\n", "1", "2"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			current := fmt.Sprintf(tc.file, tc.old)
+			expect := fmt.Sprintf(tc.file, tc.new)
+			want, err := reencode(strings.ReplaceAll(expect, "\r", ""))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := Apply([]byte(current), want)
+			if string(got) != expect {
+				t.Errorf("got:\n%q\nwant:\n%q", got, expect)
+			}
+			checkApplied(t, []byte(current), got, want)
+		})
+	}
+}

@@ -4,10 +4,12 @@
 // indentation and block or flow lists stay as the file had them. A maintainer then reviews
 // only the lines whose meaning changed.
 //
-// The file's form stays too (form.go): CRLF line ends, a missing final newline, the
-// indentation width (2 or 4 spaces) and list indentation, a YAML file written as pretty JSON
-// (written back as JSON with its indentation unit), anchors, aliases and merge keys
-// (anchors.go says what a change under an anchor does).
+// A change of values only edits the original bytes where those values are (values.go), so
+// every other byte stays whatever its form. Any other change is encoded in the file's form
+// (form.go): CRLF line ends, a missing final newline, the indentation width (2 or 4 spaces)
+// and list indentation, a YAML file written as pretty JSON (written back as JSON with its
+// indentation unit), anchors, aliases and merge keys (anchors.go says what a change under
+// an anchor does).
 //
 // "Meaning" is what a Kubernetes decoder sees: documents decoded to JSON values with null
 // fields dropped (so `creationTimestamp: null` or a missing trailing newline is formatting).
@@ -101,8 +103,15 @@ func Apply(current, want []byte) []byte {
 	}
 	lf, crlf := toLF(current)
 	f := formOf(lf, crlf)
-	for _, expand := range []bool{false, true} {
-		edited, err := edit(lf, want, f, expand)
+	// Values only: the original bytes with the changed values replaced (values.go); else
+	// the node tree edited and encoded in the file's form, aliases kept, then expanded.
+	tries := []func() ([]byte, error){
+		func() ([]byte, error) { return spliceValues(lf, want, f) },
+		func() ([]byte, error) { return edit(lf, want, f, false) },
+		func() ([]byte, error) { return edit(lf, want, f, true) },
+	}
+	for _, try := range tries {
+		edited, err := try()
 		if err != nil {
 			continue
 		}
