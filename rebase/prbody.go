@@ -33,6 +33,7 @@ type prInput struct {
 	// imageUses are the release placeholders of the shipped files; rbac the review of the
 	// RBAC change; warnings every warning of the run, in order.
 	imageUses []render.ImageUse
+	arches    []string // the architectures whose release JSONs the run wrote
 	rbac      *review.RBAC
 	warnings  []string
 }
@@ -169,8 +170,12 @@ func fileLines(in prInput) []string {
 func bundleEvolution(b *strings.Builder, in prInput) {
 	var imgs, objs, recs []string
 	for _, img := range in.undeclared {
-		imgs = append(imgs, fmt.Sprintf("- `%s` (`%s`) → release key `%s` in both release JSONs; %s; not declared in the era table: review and declare it",
-			img.Name, img.Ref, img.Key, usesOf(in.imageUses, img.Key)))
+		var rels []string
+		for _, a := range in.arches {
+			rels = append(rels, "release-"+a+".json")
+		}
+		imgs = append(imgs, fmt.Sprintf("- `%s` (`%s`) → release key `%s` in %s; %s; not declared in the era table: review and declare it",
+			img.Name, img.Ref, img.Key, strings.Join(rels, ", "), usesOf(in.imageUses, img.Key)))
 	}
 	for _, e := range in.excluded {
 		objs = append(objs, fmt.Sprintf("- %s `%s` (%s): %s", e.Kind, e.Name, e.File, e.Reason))

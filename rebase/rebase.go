@@ -654,7 +654,7 @@ func (r *runner) writePRBody(changes *tree.Changes, before, files map[string][]b
 		newVersion: res.BundleVersion, newPayload: res.PayloadVersion,
 		undeclared: res.UndeclaredImages, excluded: res.Excluded, recipes: res.RecipeChanges,
 		semantic: res.Semantic, formatting: res.Formatting,
-		imageUses: res.ImageUses, rbac: res.RBAC, warnings: res.Warnings}
+		imageUses: res.ImageUses, arches: r.arches, rbac: res.RBAC, warnings: res.Warnings}
 	if old := r.result.old; old != nil {
 		in.oldVersion, in.oldPayload = old.Bundle.Version, old.PayloadVersion
 	}

@@ -173,7 +173,7 @@ func TestBundleVariants(t *testing.T) {
 	}{
 		{"image-env", func(t *testing.T, v variantRun) {
 			wantFileHas(t, v, lvmsDir+"lvms-operator_apps_v1_deployment.yaml", "name: RELATED_IMAGE_SUBPROVISIONER", placeholder)
-			wantBody(t, v, "release key `subprovisioner_csi` in both release JSONs; used as `"+placeholder+"` in `"+lvmsDir+"lvms-operator_apps_v1_deployment.yaml` spec.template.spec.containers[0].env[")
+			wantBody(t, v, "release key `subprovisioner_csi` in release-x86_64.json, release-aarch64.json; used as `"+placeholder+"` in `"+lvmsDir+"lvms-operator_apps_v1_deployment.yaml` spec.template.spec.containers[0].env[")
 			wantRBAC(t, v, false, nil)
 		}},
 		{"image-arg", func(t *testing.T, v variantRun) {
