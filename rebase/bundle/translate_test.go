@@ -564,7 +564,12 @@ func TestTemplateEverywhere(t *testing.T) {
 	c.Env = append(c.Env, corev1.EnvVar{Name: "RELATED_IMAGE_OPERATOR", Value: ref}, corev1.EnvVar{Name: "OTHER", Value: other})
 	c.Args = append(c.Args, "--operator-image="+ref, "--mirrored="+mirrored)
 	dep.Annotations = map[string]string{"lvms.topolvm.io/images": `{"operator":"` + ref + `"}`}
-	r, err := Translate(b, eraNamed(t, "lvms-4.18"), Options{})
+	cm := &unstructured.Unstructured{Object: map[string]interface{}{"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]interface{}{"name": "images"}, "data": map[string]interface{}{"images.conf": "operator = " + ref + "\n"}}}
+	b.Objects = append(b.Objects, Object{File: "manifests/images_v1_configmap.yaml", Object: cm})
+	e := eraNamed(t, "lvms-4.18")
+	e.BundleInclude = append(e.BundleInclude, era.Selector{Kind: "ConfigMap", Name: "images"})
+	r, err := Translate(b, e, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -579,6 +584,7 @@ func TestTemplateEverywhere(t *testing.T) {
 		"--operator-image=" + p,
 		"--mirrored=" + p,
 		`'{"operator":"` + p + `"}'`,
+		"images.conf: |\n      operator = " + p,
 		"value: " + other,
 	} {
 		if !strings.Contains(out, want) {
