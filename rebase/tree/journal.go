@@ -1,9 +1,13 @@
 package tree
 
 import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -16,20 +20,21 @@ import (
 // the work directory (".lvms-rebase-*" in the root):
 //
 //	new/<path>      the staged contents (complete before the journal is written)
-//	journal.json    the intent: every path added, changed, removed, and the directories to create
+//	journal.json    the intent: every path with a fingerprint of what it held before and of
+//	                what the swap puts there, and the directories the swap creates
 //	old/<path>      the backups, moved aside one by one
-//	committed       the marker written once every new file is in place
+//	committed       the marker written (and synced) once every new file is in place
 //
-// Recover, run by the next lvms-rebase under the tree lock, reads that state: no journal
-// means the tree was never touched (the staging is discarded); a journal without the marker
-// is rolled back from the backups; with the marker the write is complete and only the
-// backups are dropped (rolled forward). Each step is idempotent, so a kill during recovery is
-// repaired by the next one.
+// Recover (recover.go), run by the next lvms-rebase under the tree lock, trusts none of it
+// blindly: the journal's paths are validated like any write, and a file is touched only when
+// its bytes are the journaled before or after bytes.
 
 const (
 	workPrefix    = ".lvms-rebase-"
 	journalName   = "journal.json"
 	committedName = "committed"
+	// journalVersion 2 records fingerprints; a journal without them cannot be verified.
+	journalVersion = 2
 )
 
 // ErrLocked is wrapped by Lock when another process holds the tree.
@@ -37,16 +42,98 @@ var ErrLocked = errors.New("the tree is locked")
 
 // journal is the intent of one swap, written before the first rename.
 type journal struct {
-	Add     []string `json:"add,omitempty"`
-	Change  []string `json:"change,omitempty"`
-	Remove  []string `json:"remove,omitempty"`
+	Version int      `json:"version"`
+	Files   []entry  `json:"files"`
 	Dirs    []string `json:"dirs,omitempty"` // directories the swap creates, parents first
 	Managed []string `json:"managed,omitempty"`
 }
 
+// entry is one file of a swap. Old and New are fingerprints (see fingerprint): what the path
+// held before the swap ("" when it did not exist: an add) and what the swap puts there (""
+// when it removes the file).
+type entry struct {
+	Path string `json:"path"`
+	Old  string `json:"old,omitempty"`
+	New  string `json:"new,omitempty"`
+}
+
 // stepHook is called at each point of a write where a kill leaves a distinct state; tests
-// use it to pause a helper process there and kill it.
-var stepHook = func(step string) {}
+// use it to pause a process there and kill or signal it. ctx is the write's context.
+var stepHook = func(ctx context.Context, step string) {}
+
+// newJournal records the changes p with the fingerprints of the current and the new contents.
+func newJournal(root string, p *Changes, files map[string][]byte, managedDirs []string) (*journal, error) {
+	j := &journal{Version: journalVersion, Dirs: missingDirs(root, p.Add), Managed: managedDirs}
+	for _, rel := range p.Add {
+		j.Files = append(j.Files, entry{Path: rel, New: contentFingerprint(files[rel])})
+	}
+	for _, rel := range append(append([]string(nil), p.Change...), p.Remove...) {
+		old, err := fingerprint(livePath(root, rel))
+		if err != nil {
+			return nil, fmt.Errorf("reading %s: %w", rel, err)
+		}
+		e := entry{Path: rel, Old: old}
+		if data, ok := files[rel]; ok {
+			e.New = contentFingerprint(data)
+		}
+		j.Files = append(j.Files, e)
+	}
+	sort.Slice(j.Files, func(a, b int) bool { return j.Files[a].Path < j.Files[b].Path })
+	return j, nil
+}
+
+// contentFingerprint is the fingerprint of a regular file holding data.
+func contentFingerprint(data []byte) string {
+	sum := sha256.Sum256(data)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// fingerprint says what is at full without following a symlink: "" when nothing is,
+// "sha256:<hex>" for a regular file, "symlink:<target>" for a symlink, "other:<type>" for
+// anything else (which never matches a journaled state).
+func fingerprint(full string) (string, error) {
+	fi, err := os.Lstat(full)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", nil
+	case err != nil:
+		return "", err
+	case fi.Mode()&fs.ModeSymlink != 0:
+		target, err := os.Readlink(full)
+		return "symlink:" + target, err
+	case !fi.Mode().IsRegular():
+		return "other:" + fi.Mode().Type().String(), nil
+	}
+	f, err := os.Open(full)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	// The file opened must be the one inspected: a path swapped for a symlink in between is
+	// not read through.
+	if fo, err := f.Stat(); err != nil || !os.SameFile(fi, fo) {
+		return "other:replaced while reading", err
+	}
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// backups are the paths the swap moves aside (changed and removed), places the ones it puts.
+func (j *journal) backups() []string { return j.paths(func(e entry) bool { return e.Old != "" }) }
+func (j *journal) places() []string  { return j.paths(func(e entry) bool { return e.New != "" }) }
+
+func (j *journal) paths(keep func(entry) bool) []string {
+	var out []string
+	for _, e := range j.Files {
+		if keep(e) {
+			out = append(out, e.Path)
+		}
+	}
+	return out
+}
 
 // missingDirs lists the directories that placing adds creates, parents first.
 func missingDirs(root string, adds []string) []string {
@@ -84,12 +171,41 @@ func (j *journal) save(work string) error {
 	return syncDir(work)
 }
 
-// markCommitted records that every new file is in place.
-func markCommitted(work string) error {
-	if err := writeFileFn(filepath.Join(work, committedName), nil, 0o644); err != nil {
+// markCommitted records that every new file is in place. The renames are made durable first
+// (their directories synced), then the marker file and the work directory: once it returns
+// nil, a crash cannot leave a marker that claims more than the disk holds. When it fails,
+// the marker is removed again, so that the rollback that follows is not mistaken for a
+// complete write (and Recover checks the files against the marker anyway).
+func (j *journal) markCommitted(root, work string) error {
+	err := syncParents(root, j.Files)
+	if err == nil {
+		err = writeFileFn(filepath.Join(work, committedName), nil, 0o644)
+	}
+	if err == nil {
+		err = syncDir(work)
+	}
+	if err != nil {
+		_ = os.Remove(filepath.Join(work, committedName))
+		_ = syncDir(work)
 		return fmt.Errorf("marking the write complete: %w", err)
 	}
-	return syncDir(work)
+	return nil
+}
+
+// syncParents syncs every directory the swap renamed files into or out of.
+func syncParents(root string, files []entry) error {
+	seen := map[string]bool{}
+	for _, e := range files {
+		d := path.Dir(e.Path)
+		if seen[d] {
+			continue
+		}
+		seen[d] = true
+		if err := syncDir(livePath(root, d)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func syncDir(dir string) error {
@@ -98,32 +214,32 @@ func syncDir(dir string) error {
 		return err
 	}
 	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, fs.ErrInvalid) {
+	if err := syncFn(d); err != nil && !errors.Is(err, fs.ErrInvalid) {
 		return err
 	}
 	return nil
 }
 
 // apply moves the old files aside and the new ones into place, in the journal's order.
-func (j *journal) apply(root, work string) error {
-	for _, rel := range append(append([]string(nil), j.Change...), j.Remove...) {
+func (j *journal) apply(root, work string, step func(string)) error {
+	for _, rel := range j.backups() {
 		live, bak := livePath(root, rel), filepath.Join(work, "old", filepath.FromSlash(rel))
 		if err := os.MkdirAll(filepath.Dir(bak), 0o755); err != nil {
 			return fmt.Errorf("backing up %s: %w", rel, err)
 		}
-		stepHook("backup " + rel)
+		step("backup " + rel)
 		if err := renameFn(live, bak); err != nil {
 			return fmt.Errorf("backing up %s: %w", rel, err)
 		}
 	}
 	for _, d := range j.Dirs {
-		stepHook("mkdir " + d)
+		step("mkdir " + d)
 		if err := os.Mkdir(livePath(root, d), 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
 			return fmt.Errorf("writing %s: %w", d, err)
 		}
 	}
-	for _, rel := range append(append([]string(nil), j.Add...), j.Change...) {
-		stepHook("place " + rel)
+	for _, rel := range j.places() {
+		step("place " + rel)
 		if err := renameFn(filepath.Join(work, "new", filepath.FromSlash(rel)), livePath(root, rel)); err != nil {
 			return fmt.Errorf("writing %s: %w", rel, err)
 		}
@@ -131,111 +247,4 @@ func (j *journal) apply(root, work string) error {
 	return nil
 }
 
-// rollback undoes whatever part of apply happened, from the state on disk alone: a new file
-// whose staged copy is gone was placed and is removed; every backup goes back; created
-// directories are removed when empty. It continues past errors and reports them all.
-func (j *journal) rollback(root, work string) error {
-	var errs []error
-	for _, rel := range append(append([]string(nil), j.Add...), j.Change...) {
-		if _, err := os.Lstat(filepath.Join(work, "new", filepath.FromSlash(rel))); errors.Is(err, fs.ErrNotExist) {
-			if err := os.Remove(livePath(root, rel)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				errs = append(errs, fmt.Errorf("removing %s: %w", rel, err))
-			}
-		}
-	}
-	for _, rel := range append(append([]string(nil), j.Change...), j.Remove...) {
-		bak := filepath.Join(work, "old", filepath.FromSlash(rel))
-		if _, err := os.Lstat(bak); err != nil {
-			continue // never moved aside
-		}
-		if err := renameFn(bak, livePath(root, rel)); err != nil {
-			errs = append(errs, fmt.Errorf("restoring %s: %w", rel, err))
-		}
-	}
-	for i := len(j.Dirs) - 1; i >= 0; i-- {
-		if err := os.Remove(livePath(root, j.Dirs[i])); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			errs = append(errs, fmt.Errorf("removing created directory %s: %w", j.Dirs[i], err))
-		}
-	}
-	return errors.Join(errs...)
-}
-
 func livePath(root, rel string) string { return filepath.Join(root, filepath.FromSlash(rel)) }
-
-// Recovery says what Recover did with one interrupted write.
-type Recovery struct {
-	// Dir is the work directory, relative to the root.
-	Dir string `json:"dir"`
-	// Action is "rolled back", "rolled forward" or "discarded" (staging only, tree untouched).
-	Action string `json:"action"`
-	// Paths are the files the interrupted write covered.
-	Paths []string `json:"paths,omitempty"`
-}
-
-func (r Recovery) String() string {
-	switch r.Action {
-	case "discarded":
-		return fmt.Sprintf("an interrupted lvms-rebase left staged files in %s before touching the tree; discarded them", r.Dir)
-	case "rolled back":
-		return fmt.Sprintf("an interrupted lvms-rebase write (%s) was rolled back: %d files restored to their state before that run", r.Dir, len(r.Paths))
-	}
-	return fmt.Sprintf("an interrupted lvms-rebase write (%s) had placed every file; rolled it forward (backups dropped)", r.Dir)
-}
-
-// Recover repairs the tree after an interrupted Write (see the journal above) and says what
-// it did. Call it only while holding Lock: a concurrent Write's work directory looks just
-// like an interrupted one.
-func Recover(root string) ([]Recovery, error) {
-	entries, err := os.ReadDir(root)
-	if err != nil {
-		return nil, fmt.Errorf("looking for interrupted writes in %s: %w", root, err)
-	}
-	var out []Recovery
-	for _, e := range entries {
-		if !e.IsDir() || !strings.HasPrefix(e.Name(), workPrefix) {
-			continue
-		}
-		rec, err := recoverOne(root, e.Name())
-		if err != nil {
-			return out, err
-		}
-		out = append(out, rec)
-	}
-	return out, nil
-}
-
-func recoverOne(root, name string) (Recovery, error) {
-	work := filepath.Join(root, name)
-	rec := Recovery{Dir: name}
-	b, err := os.ReadFile(filepath.Join(work, journalName))
-	if errors.Is(err, fs.ErrNotExist) {
-		rec.Action = "discarded"
-		return rec, removeWork(work)
-	}
-	var j journal
-	if err == nil {
-		err = json.Unmarshal(b, &j)
-	}
-	if err != nil {
-		return rec, fmt.Errorf("interrupted write %s: unreadable journal (backups are in %s/old): %w", work, work, err)
-	}
-	rec.Paths = append(append(append([]string(nil), j.Add...), j.Change...), j.Remove...)
-	sort.Strings(rec.Paths)
-	if _, err := os.Stat(filepath.Join(work, committedName)); err == nil {
-		rec.Action = "rolled forward"
-		pruneEmptyDirs(root, j.Remove, j.Managed)
-		return rec, removeWork(work)
-	}
-	rec.Action = "rolled back"
-	if err := j.rollback(root, work); err != nil {
-		return rec, fmt.Errorf("rolling back the interrupted write %s (backups kept in %s/old): %w", work, work, err)
-	}
-	return rec, removeWork(work)
-}
-
-func removeWork(work string) error {
-	if err := os.RemoveAll(work); err != nil {
-		return fmt.Errorf("removing %s: %w", work, err)
-	}
-	return nil
-}

@@ -2,6 +2,7 @@ package tree
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -30,27 +31,37 @@ func TestKillHelper(t *testing.T) {
 		os.Exit(1)
 	}
 	defer unlock()
-	n := 0
-	stepHook = func(step string) {
-		if n == at {
-			fmt.Printf("paused at %d: %s\n", n, step)
-			os.Stdout.Sync()
-			time.Sleep(time.Hour) // wait for SIGKILL
+	files := want()
+	if mode := os.Getenv("TREE_KILL_MODE"); mode != "" {
+		files = failMarkerFsync(at, mode == "marker-kept")
+	} else {
+		n := 0
+		stepHook = func(_ context.Context, step string) {
+			if n == at {
+				pause(fmt.Sprint(n, ": ", step))
+			}
+			n++
 		}
-		n++
 	}
-	if _, err := Write(root, want(), managed); err != nil {
+	if _, err := Write(root, files, managed); err != nil {
 		fmt.Println("write failed:", err)
 	}
 	fmt.Println("finished")
 	os.Exit(0)
 }
 
+// pause tells the parent test where the helper stopped and waits for its SIGKILL.
+func pause(where string) {
+	fmt.Printf("paused at %s\n", where)
+	os.Stdout.Sync()
+	time.Sleep(time.Hour)
+}
+
 // steps lists every hook point of a Write of want() onto a fresh seed.
 func steps(t *testing.T) []string {
 	var out []string
-	stepHook = func(s string) { out = append(out, s) }
-	defer func() { stepHook = func(string) {} }()
+	stepHook = func(_ context.Context, s string) { out = append(out, s) }
+	defer func() { stepHook = func(context.Context, string) {} }()
 	if _, err := Write(seed(t), want(), managed); err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +72,8 @@ func steps(t *testing.T) []string {
 // staging, after the journal, before each backup, mkdir and placement, after the last
 // placement and after the commit marker — and requires the next run to repair the tree every
 // time: Recover restores the state before (rolled back, or staging discarded) or completes
-// it (rolled forward), and a following Write produces exactly the expected tree. While the
+// it (rolled forward), Pending (what --dry-run, --diff and --check call) predicts that action
+// and modifies nothing, and a following Write produces exactly the expected tree. While the
 // killed writer is paused, a second writer is refused with "another lvms-rebase holds".
 func TestKillAtEveryStep(t *testing.T) {
 	all := steps(t)
@@ -75,6 +87,7 @@ func TestKillAtEveryStep(t *testing.T) {
 			root := seed(t)
 			before := hashTree(t, root)
 			killAt(t, root, i)
+			pending := assertPendingReadOnly(t, root)
 			recs, err := Recover(root)
 			if err != nil {
 				t.Fatalf("Recover: %v", err)
@@ -83,6 +96,9 @@ func TestKillAtEveryStep(t *testing.T) {
 				t.Fatalf("Recover found %d interrupted writes, want 1: %+v", len(recs), recs)
 			}
 			got := hashTree(t, root)
+			if len(pending) != 1 || pending[0].Action != recs[0].Action || !pending[0].Pending {
+				t.Fatalf("Pending said %+v, Recover did %+v", pending, recs)
+			}
 			switch recs[0].Action {
 			case "rolled back", "discarded":
 				if !reflect.DeepEqual(got, before) {
@@ -111,10 +127,10 @@ func TestKillAtEveryStep(t *testing.T) {
 
 // killAt runs the helper until it pauses at step i, checks that the tree is locked, and
 // kills it with SIGKILL.
-func killAt(t *testing.T, root string, i int) {
+func killAt(t *testing.T, root string, i int, env ...string) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestKillHelper$")
-	cmd.Env = append(os.Environ(), "TREE_KILL_ROOT="+root, "TREE_KILL_AT="+strconv.Itoa(i))
+	cmd.Env = append(append(os.Environ(), "TREE_KILL_ROOT="+root, "TREE_KILL_AT="+strconv.Itoa(i)), env...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ package tree
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -110,23 +111,13 @@ func Compute(root string, files map[string][]byte, managedDirs []string) (*Chang
 
 // validate rejects paths that could escape the root or overlap each other.
 func validate(files map[string][]byte, managedDirs []string) error {
-	check := func(what, p string) error {
-		if p == "" || path.IsAbs(p) || strings.Contains(p, `\`) || path.Clean(p) != p || p == "." ||
-			p == ".." || strings.HasPrefix(p, "../") {
-			return fmt.Errorf("%s %q: expected a clean, relative, slash-separated path inside the root", what, p)
-		}
-		if strings.HasPrefix(p, workPrefix) {
-			return fmt.Errorf("%s %q: the name is reserved for the writer's work directory", what, p)
-		}
-		return nil
-	}
 	for _, d := range managedDirs {
-		if err := check("managed directory", d); err != nil {
+		if err := checkRel("managed directory", d); err != nil {
 			return err
 		}
 	}
 	for p := range files {
-		if err := check("file", p); err != nil {
+		if err := checkRel("file", p); err != nil {
 			return err
 		}
 		for q := range files {
@@ -143,10 +134,24 @@ func validate(files map[string][]byte, managedDirs []string) error {
 	return nil
 }
 
+// checkRel accepts a clean, relative, slash-separated path inside the root that is not the
+// work directory's: every path a write or a recovery touches passes it.
+func checkRel(what, p string) error {
+	if p == "" || path.IsAbs(p) || strings.Contains(p, `\`) || path.Clean(p) != p || p == "." ||
+		p == ".." || strings.HasPrefix(p, "../") {
+		return fmt.Errorf("%s %q: expected a clean, relative, slash-separated path inside the root", what, p)
+	}
+	if strings.HasPrefix(p, workPrefix) {
+		return fmt.Errorf("%s %q: the name is reserved for the writer's work directory", what, p)
+	}
+	return nil
+}
+
 // Hooks for failure-injection tests; production code uses the os functions.
 var (
 	renameFn    = os.Rename
 	writeFileFn = writeFileSync
+	syncFn      = (*os.File).Sync
 )
 
 // writeFileSync writes and fsyncs a staged file, so that a crash after the swap cannot
@@ -176,6 +181,14 @@ func writeFileSync(name string, data []byte, perm fs.FileMode) error {
 // root. Existing files keep their mode; new ones get 0644 (0755 for a "#!" script). A Write with no changes
 // writes nothing (no mtime changes). Callers hold Lock.
 func Write(root string, files map[string][]byte, managedDirs []string) (*Changes, error) {
+	return WriteContext(context.Background(), root, files, managedDirs)
+}
+
+// WriteContext is Write that stops, with the tree untouched, when ctx is done before the
+// swap starts (files are staged); once the journal is written the swap is always completed
+// or rolled back, whatever ctx says, so an interruption never leaves a half-written tree.
+// The caller checks ctx afterwards to stop what would follow the write.
+func WriteContext(ctx context.Context, root string, files map[string][]byte, managedDirs []string) (*Changes, error) {
 	p, err := Compute(root, files, managedDirs)
 	if err != nil {
 		return nil, err
@@ -196,27 +209,34 @@ func Write(root string, files map[string][]byte, managedDirs []string) (*Changes
 	if err := checkInside(root, p); err != nil {
 		return nil, err
 	}
-	if err := stage(root, filepath.Join(work, "new"), p, files); err != nil {
+	step := func(s string) { stepHook(ctx, s) }
+	if err := stage(root, filepath.Join(work, "new"), p, files, step); err != nil {
 		return nil, err
 	}
-	j := &journal{Add: p.Add, Change: p.Change, Remove: p.Remove, Dirs: missingDirs(root, p.Add), Managed: managedDirs}
+	j, err := newJournal(root, p, files, managedDirs)
+	if err != nil {
+		return nil, err
+	}
+	if ctx.Err() != nil {
+		return nil, fmt.Errorf("stopped before the swap (the tree is untouched): %w", context.Cause(ctx))
+	}
 	if err := j.save(work); err != nil {
 		return nil, err
 	}
-	stepHook("journaled")
-	err = j.apply(root, work)
+	step("journaled")
+	err = j.apply(root, work, step)
 	if err == nil {
-		stepHook("placed")
-		err = markCommitted(work)
+		step("placed")
+		err = j.markCommitted(root, work)
 	}
 	if err != nil {
-		if rerr := j.rollback(root, work); rerr != nil {
+		if rerr := j.undo(root, work); rerr != nil {
 			keep = true
 			return nil, fmt.Errorf("%w; restoring the tree also failed, backups kept in %s: %v", err, filepath.Join(work, "old"), rerr)
 		}
 		return nil, err
 	}
-	stepHook("committed")
+	step("committed")
 	pruneEmptyDirs(root, p.Remove, managedDirs)
 	return p, nil
 }
@@ -232,7 +252,7 @@ func newFileMode(data []byte) fs.FileMode {
 }
 
 // stage writes every new content under newDir; the tree is not touched yet.
-func stage(root, newDir string, p *Changes, files map[string][]byte) error {
+func stage(root, newDir string, p *Changes, files map[string][]byte, step func(string)) error {
 	for _, rel := range append(append([]string(nil), p.Add...), p.Change...) {
 		mode := newFileMode(files[rel])
 		if fi, err := os.Lstat(filepath.Join(root, filepath.FromSlash(rel))); err == nil && fi.Mode().IsRegular() {
@@ -242,7 +262,7 @@ func stage(root, newDir string, p *Changes, files map[string][]byte) error {
 		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 			return fmt.Errorf("staging %s: %w", rel, err)
 		}
-		stepHook("stage " + rel)
+		step("stage " + rel)
 		if err := writeFileFn(dst, files[rel], mode); err != nil {
 			return fmt.Errorf("staging %s: %w", rel, err)
 		}
@@ -301,7 +321,8 @@ func pruneEmptyDirs(root string, removed, managedDirs []string) {
 			for _, m := range managedDirs {
 				inside = inside || strings.HasPrefix(dir, m+"/")
 			}
-			if !inside || os.Remove(filepath.Join(root, filepath.FromSlash(dir))) != nil {
+			full := filepath.Join(root, filepath.FromSlash(dir))
+			if fi, err := os.Lstat(full); !inside || err != nil || !fi.IsDir() || os.Remove(full) != nil {
 				break
 			}
 		}
