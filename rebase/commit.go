@@ -2,6 +2,7 @@ package rebase
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os/exec"
 	"strings"
@@ -28,9 +29,13 @@ var commitPhases = []struct {
 
 // gitCommitPhases stages what the rebase wrote (legacy defect 1: the images commit was never
 // made because the wrong path was staged) and commits each phase separately.
-func gitCommitPhases(root string, managed []string) ([]string, error) {
+// An interruption (ctx done) stops it before the next commit.
+func gitCommitPhases(ctx context.Context, root string, managed []string) ([]string, error) {
 	var made []string
 	for _, ph := range commitPhases {
+		if ctx.Err() != nil {
+			return made, fmt.Errorf("stopped before the commit %q (made: %d)", ph.message, len(made))
+		}
 		paths := ph.paths(root, managed)
 		args := append([]string{"add", "-A", "--"}, paths...)
 		if _, err := git(root, args...); err != nil {

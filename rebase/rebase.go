@@ -254,10 +254,32 @@ func (r *runner) prepare(old *lock.Lock) error {
 	return err
 }
 
+// ErrPendingRecovery is wrapped when a run that must not modify the tree (dry-run, diff,
+// check) finds an interrupted write that only a writing run may repair: planning against a
+// half-swapped tree would report nonsense.
+var ErrPendingRecovery = errors.New("an interrupted lvms-rebase write is pending")
+
 // recoverTree repairs a write that an earlier, killed run left half done, and says so: the
-// tree is then either as before that run or as it wrote it, never a mix.
+// tree is then either as before that run or as it wrote it, never a mix (files changed since
+// are left alone and reported). A run in a read-only mode only reports what is pending; it
+// stops when a journaled write is, and goes on past a mere staging (the tree is untouched).
 func (r *runner) recoverTree() error {
-	recs, err := tree.Recover(r.opts.MicroShiftDir)
+	recover := tree.Recover
+	if r.opts.Mode != ModeWrite {
+		recover = tree.Pending
+	}
+	recs, err := recover(r.opts.MicroShiftDir)
+	if err == nil && r.opts.Mode != ModeWrite {
+		var pending []string
+		for _, rec := range recs {
+			if rec.Action != "discarded" {
+				pending = append(pending, rec.String())
+			}
+		}
+		if len(pending) > 0 {
+			err = fmt.Errorf("%w (mode %s modifies nothing; a write run repairs it first): %s", ErrPendingRecovery, r.opts.Mode, strings.Join(pending, "; "))
+		}
+	}
 	for _, rec := range recs {
 		r.warn(rec.String(), "dir", rec.Dir, "action", rec.Action)
 	}
@@ -526,11 +548,11 @@ func (r *runner) mergeOptions(tr *bundle.Result) release.MergeOptions {
 
 // write writes the rendered files into the checkout (or, by mode, only plans, diffs or
 // checks them against it).
-func (r *runner) write(context.Context) error {
+func (r *runner) write(ctx context.Context) error {
 	if r.opts.Mode == ModeCheck {
 		return r.check()
 	}
-	return r.writeTree()
+	return r.writeTree(ctx)
 }
 
 // check compares the tree and its lock file with what the lock's inputs rendered.
@@ -570,8 +592,10 @@ func (r *runner) check() error {
 }
 
 // writeTree computes the changes to the tree, then by mode diffs or writes it, writes the PR
-// body and commits.
-func (r *runner) writeTree() error {
+// body and commits. A cancelled ctx (SIGINT, SIGTERM, --timeout) stops it before the swap with
+// the tree untouched, or lets a started swap finish and stops right after it: the PR body and
+// the commits would describe a run that was asked to stop.
+func (r *runner) writeTree(ctx context.Context) error {
 	res := r.result
 	root, files, managed := r.opts.MicroShiftDir, r.files, r.managed
 	changes, err := tree.Compute(root, files, managed)
@@ -596,10 +620,16 @@ func (r *runner) writeTree() error {
 			return err
 		}
 	}
+	if ctx.Err() != nil {
+		return errors.New("stopped before the swap; the tree is untouched")
+	}
 	if r.opts.Mode == ModeWrite {
-		if res.Changes, err = tree.Write(root, files, managed); err != nil {
+		if res.Changes, err = tree.WriteContext(ctx, root, files, managed); err != nil {
 			return err
 		}
+	}
+	if ctx.Err() != nil {
+		return r.stoppedAfterSwap()
 	}
 	if r.opts.PRBody != "" {
 		if err := r.writePRBody(changes, before, files); err != nil {
@@ -607,7 +637,7 @@ func (r *runner) writeTree() error {
 		}
 	}
 	if r.opts.Mode == ModeWrite && r.opts.Commit && res.Changes.Changed() {
-		commits, err := gitCommitPhases(root, managed)
+		commits, err := gitCommitPhases(ctx, root, managed)
 		res.Commits = commits
 		if err != nil {
 			return err
@@ -640,6 +670,18 @@ func (r *runner) review() error {
 		r.warn(w)
 	}
 	return nil
+}
+
+// stoppedAfterSwap says what a run interrupted during its swap did: the swap completed (or
+// there was none), nothing after it happened.
+func (r *runner) stoppedAfterSwap() error {
+	what := "the tree needed no change"
+	if r.opts.Mode != ModeWrite {
+		what = "the tree was not to be written"
+	} else if c := r.result.Changes; c.Changed() {
+		what = fmt.Sprintf("the swap into the tree had started and was completed (%d added, %d changed, %d removed)", len(c.Add), len(c.Change), len(c.Remove))
+	}
+	return fmt.Errorf("%s; stopped before the PR body and the commits", what)
 }
 
 // writePRBody writes the markdown body for --pr-body. It is written after the tree so a

@@ -218,7 +218,7 @@ func WriteContext(ctx context.Context, root string, files map[string][]byte, man
 		return nil, err
 	}
 	if ctx.Err() != nil {
-		return nil, fmt.Errorf("stopped before the swap (the tree is untouched): %w", context.Cause(ctx))
+		return nil, fmt.Errorf("stopped before the swap (the tree is untouched): %w", ctx.Err())
 	}
 	if err := j.save(work); err != nil {
 		return nil, err

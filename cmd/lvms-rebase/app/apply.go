@@ -67,7 +67,7 @@ and applies them with server-side apply. Objects already in the desired state ar
 	return cmd
 }
 
-func runApply(ctx context.Context, streams IOStreams, f *applyFlags) error {
+func runApply(ctx context.Context, streams IOStreams, f *applyFlags) (err error) {
 	if f.output != "text" && f.output != "json" {
 		return usageError("-o/--output: expected text or json, got %q", f.output)
 	}
@@ -102,6 +102,7 @@ func runApply(ctx context.Context, streams IOStreams, f *applyFlags) error {
 	}
 	ctx, cancel := commandContext(ctx, f.timeout)
 	defer cancel()
+	defer func() { err = exitForInterrupt(ctx, err) }()
 
 	var vgs applier.VolumeGroupLister = applier.VGSLister{}
 	if len(f.volumeGroups) > 0 {

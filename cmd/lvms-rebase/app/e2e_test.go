@@ -50,17 +50,22 @@ func newE2E(t *testing.T) *e2e {
 // run executes lvms-rebase with the registry's mirror, auth and cache flags.
 func (e *e2e) run(dir string, args ...string) (int, string, string) {
 	e.t.Helper()
-	// The snapshot assets keep their canonical github.com URL (it is recorded in the lock) and
-	// are served by the loopback registry through a mirror, like the images.
-	full := append([]string{"--microshift-dir", dir, "-a", e.authFile, "--cache-dir", e.cache,
-		"--insecure-registry", e.reg.Host()}, e.reg.MirrorFlags()...)
-	full = append(full, args...)
 	var out, errOut bytes.Buffer
-	code := Main(full, IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut})
+	code := Main(e.args(dir, args...), IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut})
 	if strings.Contains(out.String()+errOut.String(), "s3cret-token") {
 		e.t.Fatalf("credentials printed:\n%s\n%s", out.String(), errOut.String())
 	}
 	return code, out.String(), errOut.String()
+}
+
+// args are the command-line arguments of a run on dir: the registry's mirror, auth and cache
+// flags, then args.
+func (e *e2e) args(dir string, args ...string) []string {
+	// The snapshot assets keep their canonical github.com URL (it is recorded in the lock) and
+	// are served by the loopback registry through a mirror, like the images.
+	full := append([]string{"--microshift-dir", dir, "-a", e.authFile, "--cache-dir", e.cache,
+		"--insecure-registry", e.reg.Host()}, e.reg.MirrorFlags()...)
+	return append(full, args...)
 }
 
 // copyTree copies testdata/microshift into a fresh directory.

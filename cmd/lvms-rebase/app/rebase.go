@@ -114,7 +114,7 @@ func (f *rebaseFlags) mode() (rebase.Mode, error) {
 	return mode, nil
 }
 
-func runRebase(ctx context.Context, f *rebaseFlags, streams IOStreams) error {
+func runRebase(ctx context.Context, f *rebaseFlags, streams IOStreams) (err error) {
 	mode, err := f.mode()
 	if err != nil {
 		return err
@@ -136,6 +136,7 @@ func runRebase(ctx context.Context, f *rebaseFlags, streams IOStreams) error {
 
 	ctx, cancel := commandContext(ctx, f.source.Timeout)
 	defer cancel()
+	defer func() { err = exitForInterrupt(ctx, err) }()
 
 	res, err := rebase.Run(ctx, rebase.Options{
 		OCP:               f.ocp,
@@ -163,6 +164,9 @@ func runRebase(ctx context.Context, f *rebaseFlags, streams IOStreams) error {
 		}
 		if errors.Is(err, rebase.ErrUsage) {
 			return WithExitCode(ExitUsage, err)
+		}
+		if errors.Is(err, rebase.ErrPendingRecovery) {
+			return fmt.Errorf("%w; run lvms-rebase without --%s to repair the tree, then --%s again", err, mode, mode)
 		}
 		return err
 	}

@@ -52,7 +52,7 @@ manifest-list digest and per-arch child digests. It writes nothing except the im
 	return cmd
 }
 
-func runResolve(ctx context.Context, f *resolveFlags, streams IOStreams) error {
+func runResolve(ctx context.Context, f *resolveFlags, streams IOStreams) (err error) {
 	if f.output != "text" && f.output != "json" {
 		return usageError("-o/--output: expected text or json, got %q", f.output)
 	}
@@ -76,6 +76,7 @@ func runResolve(ctx context.Context, f *resolveFlags, streams IOStreams) error {
 	}
 	ctx, cancel := commandContext(ctx, f.source.Timeout)
 	defer cancel()
+	defer func() { err = exitForInterrupt(ctx, err) }()
 	// The era policy picks the LVMS minor from what is published (4.16 → 4.15, 5.0 → 4.21).
 	choice, err := rebase.ChooseLVMS(ctx, src, opts, f.ocp, f.lvms)
 	if err != nil {

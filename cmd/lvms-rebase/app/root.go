@@ -26,6 +26,10 @@ const (
 	ExitError = 1
 	ExitUsage = 2
 	ExitDrift = 3
+	// A run stopped by a signal exits as a shell reports a process killed by it (128+n), after
+	// stopping cleanly.
+	ExitSIGINT  = 130
+	ExitSIGTERM = 143
 )
 
 // IOStreams are the streams a command reads and writes, injected so tests need no globals.
@@ -170,11 +174,7 @@ func commandContext(ctx context.Context, timeout time.Duration) (context.Context
 	go func() {
 		select {
 		case sig := <-sigs:
-			name := "SIGINT"
-			if sig == syscall.SIGTERM {
-				name = "SIGTERM"
-			}
-			cancel(fmt.Errorf("interrupted by %s", name))
+			cancel(interrupted{sig == syscall.SIGTERM})
 		case <-done:
 		}
 	}()
@@ -188,6 +188,29 @@ func commandContext(ctx context.Context, timeout time.Duration) (context.Context
 	}
 	tctx, tcancel := context.WithTimeoutCause(ctx, timeout, fmt.Errorf("--timeout %s exceeded", timeout))
 	return tctx, func() { tcancel(); stop() }
+}
+
+// interrupted is the cancellation cause of a command stopped by SIGINT or SIGTERM.
+type interrupted struct{ term bool }
+
+func (i interrupted) Error() string {
+	if i.term {
+		return "interrupted by SIGTERM"
+	}
+	return "interrupted by SIGINT"
+}
+
+// exitForInterrupt gives err the exit code of the signal that cancelled ctx, if one did:
+// whatever the command stopped on, it stopped because it was told to.
+func exitForInterrupt(ctx context.Context, err error) error {
+	var in interrupted
+	if err == nil || !errors.As(context.Cause(ctx), &in) {
+		return err
+	}
+	if in.term {
+		return WithExitCode(ExitSIGTERM, err)
+	}
+	return WithExitCode(ExitSIGINT, err)
 }
 
 // logFlags are the logging flags every command shares, spelled as kubectl's: -v/--v is the

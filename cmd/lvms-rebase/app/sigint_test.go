@@ -28,8 +28,8 @@ func TestMainHelper(t *testing.T) {
 }
 
 // TestSIGINTNamesPhaseAndInput interrupts a run that hangs on the registry with SIGINT: it
-// stops at once, says it was interrupted, in which phase and while fetching what, and leaves
-// the tree as it was.
+// stops at once, says it was interrupted, in which phase and while fetching what, exits 130
+// and leaves the tree as it was.
 func TestSIGINTNamesPhaseAndInput(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end")
@@ -70,8 +70,8 @@ func TestSIGINTNamesPhaseAndInput(t *testing.T) {
 			t.Errorf("stderr lacks %q:\n%s", want, out)
 		}
 	}
-	if cmd.ProcessState.ExitCode() != ExitError {
-		t.Errorf("exit %d, want %d", cmd.ProcessState.ExitCode(), ExitError)
+	if cmd.ProcessState.ExitCode() != ExitSIGINT {
+		t.Errorf("exit %d, want %d", cmd.ProcessState.ExitCode(), ExitSIGINT)
 	}
 	if treeHash(t, dir) != before {
 		t.Error("the tree changed")
