@@ -14,7 +14,7 @@ KUBEBUILDER_ASSETS ?= $(TOOLS_DIR)/k8s-$(K8S_VERSION)-etcd-$(ETCD_VERSION)
 export KUBEBUILDER_ASSETS
 GOTEST_FLAGS ?=
 
-.PHONY: help build test test-unit test-compat control-plane demo verify bench fixtures clean fuzz
+.PHONY: help build test test-unit test-compat control-plane demo verify bench fixtures clean fuzz microshift-tables api-snapshot
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -29,19 +29,27 @@ test: control-plane ## run every test, including the applier and apply against a
 	CGO_ENABLED=0 $(GO) build ./...
 	$(GO) test $(GOTEST_FLAGS) ./...
 	cd applier && CGO_ENABLED=0 $(GO) build ./... && $(GO) test $(GOTEST_FLAGS) ./...
+	GOTEST_FLAGS='$(GOTEST_FLAGS)' hack/test-consumer.sh
 
 test-unit: ## run the tests that need no control plane
 	$(GO) test $(GOTEST_FLAGS) -short ./...
 	cd applier && $(GO) test $(GOTEST_FLAGS) -short ./...
 
-test-compat: ## build, vet and -short test the applier module with client-go v0.30, v0.33, v0.36, v0.37
+test-compat: ## build, vet and -short test the applier at its go.mod's (oldest) versions, with client-go v0.30, v0.33, v0.36, v0.37, and newest
 	hack/test-compat.sh
+
+MICROSHIFT_REFERENCE ?= ../shared/reference/microshift
+microshift-tables: ## regenerate the MicroShift requirement and symbol tables from a MicroShift reference copy
+	$(GO) run ./hack/genmicroshift -reference $(MICROSHIFT_REFERENCE)
+
+api-snapshot: ## rewrite the applier API baseline hack/applier-api.export (when releasing; RELEASING.md)
+	hack/verify-api.sh -update
 
 demo: build ## run the main job on the bundled fixtures over a loopback registry
 	$(GO) build -o _output/bin/dev-registry ./hack/dev-registry
 	hack/demo.sh
 
-verify: ## gofmt, go vet, go mod tidy, function length and generated files
+verify: ## gofmt, go vet, go mod tidy, function length, generated files, applier API compatibility
 	hack/verify-gofmt.sh
 	$(GO) vet ./...
 	cd applier && $(GO) vet ./...
@@ -49,6 +57,7 @@ verify: ## gofmt, go vet, go mod tidy, function length and generated files
 	hack/verify-funclen.sh
 	hack/verify-funclen.sh applier
 	hack/verify-fixtures.sh
+	hack/verify-api.sh
 
 bench: build ## benchmarks: full two-arch rebase vs stock tools, fetch byte counters, applier
 	hack/bench.sh

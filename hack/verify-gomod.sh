@@ -3,8 +3,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-# The root module and the applier module (its own go.mod, imported by MicroShift).
-for mod in . applier; do
+# The root module, the applier module (its own go.mod, imported by MicroShift), the consumer
+# test module shaped like MicroShift and the tools module.
+for mod in . applier hack/consumer hack/tools; do
   mkdir -p "$tmp/$mod"
   cp "$mod/go.mod" "$mod/go.sum" "$tmp/$mod/"
   (cd "$mod" && go mod tidy)
