@@ -204,6 +204,7 @@ func (k *kube) applyAll(ctx context.Context, objs []object, res *Result) error {
 		res.Updated = append(res.Updated, outs[i].Updated...)
 		res.Unchanged = append(res.Unchanged, outs[i].Unchanged...)
 		res.Skipped = append(res.Skipped, outs[i].Skipped...)
+		res.Warnings = append(res.Warnings, outs[i].Warnings...)
 	}
 	return errors.Join(errs...)
 }
@@ -288,6 +289,9 @@ func (k *kube) apply(ctx context.Context, ob object, res *Result) error {
 	if isCreateOnly(gvk.Kind) {
 		return k.createOnly(ctx, ri, u, ob.file, exists, res)
 	}
+	if exists && gvk.Kind == "CustomResourceDefinition" && k.leftToOthers(live, u, res) {
+		return nil
+	}
 
 	hash, err := setAppliedHash(u)
 	if err != nil {
@@ -312,6 +316,47 @@ func (k *kube) apply(ctx context.Context, ob object, res *Result) error {
 		res.Created = append(res.Created, ref)
 	}
 	return nil
+}
+
+// leftToOthers reports whether an existing CRD is someone else's: another field manager wrote
+// its spec (labels or annotations alone do not count, and status is the API server's). Such a
+// CRD is not applied: MicroShift's own
+// CRD start-up (pkg/assets/crd.go) applies the storage CRDs before the applier runs, and two
+// writers would take turns changing it. It is recorded as skipped; differing from the assets is
+// a warning, since the other writer is then older or newer than these assets.
+func (k *kube) leftToOthers(live, u *unstructured.Unstructured, res *Result) bool {
+	var others []string
+	for _, mf := range live.GetManagedFields() {
+		if mf.Manager != FieldManager && mf.Subresource == "" && ownsSpec(mf) && !slices.Contains(others, mf.Manager) {
+			others = append(others, mf.Manager)
+		}
+	}
+	if len(others) == 0 {
+		return false
+	}
+	ref := refOf(u)
+	reason := fmt.Sprintf("applied by another field manager (%s); left to it", strings.Join(others, ", "))
+	res.Skipped = append(res.Skipped, Skip{Object: ref, Reason: reason})
+	k.log.Debug("skipping object", "object", ref, "reason", reason)
+	if !contains(live.Object, u.Object) {
+		w := fmt.Sprintf("%s differs from the assets but is %s", ref, reason)
+		k.log.Warn(w)
+		res.Warnings = append(res.Warnings, w)
+	}
+	return true
+}
+
+// ownsSpec reports whether a managedFields entry sets fields under spec.
+func ownsSpec(mf metav1.ManagedFieldsEntry) bool {
+	if mf.FieldsV1 == nil {
+		return false
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(mf.FieldsV1.Raw, &fields); err != nil {
+		return true // unreadable: assume the worst and leave the object alone
+	}
+	_, ok := fields["f:spec"]
+	return ok
 }
 
 // createOnly creates an object of a create-only kind when it is absent; an existing one belongs
