@@ -27,13 +27,24 @@ func TestMainHelper(t *testing.T) {
 	os.Exit(Main(args, IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}))
 }
 
-// TestSIGINTNamesPhaseAndInput interrupts a run that hangs on the registry with SIGINT: it
-// stops at once, says it was interrupted, in which phase and while fetching what, exits 130
-// and leaves the tree as it was.
+// TestSIGINTNamesPhaseAndInput interrupts a run that hangs on the registry with SIGINT, then
+// one with SIGTERM: each stops at once, says it was interrupted, by which signal, in which
+// phase and while fetching what, exits 130 (SIGINT) or 143 (SIGTERM) and leaves the tree as
+// it was.
 func TestSIGINTNamesPhaseAndInput(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end")
 	}
+	for _, tc := range []struct {
+		sig  syscall.Signal
+		name string
+		code int
+	}{{syscall.SIGINT, "SIGINT", ExitSIGINT}, {syscall.SIGTERM, "SIGTERM", ExitSIGTERM}} {
+		t.Run(tc.name, func(t *testing.T) { interruptStalledRun(t, tc.sig, tc.name, tc.code) })
+	}
+}
+
+func interruptStalledRun(t *testing.T, sig syscall.Signal, name string, code int) {
 	e := newE2E(t)
 	e.reg.Inject(testregistry.Fault{Method: "GET", Path: "/blobs/", Kind: testregistry.FaultStall})
 	dir := copyTree(t, "../../../testdata/microshift")
@@ -56,7 +67,7 @@ func TestSIGINTNamesPhaseAndInput(t *testing.T) {
 		lines = append(lines, sc.Text())
 		if strings.Contains(sc.Text(), "phase resolve") {
 			time.Sleep(300 * time.Millisecond) // into the stalled blob request
-			cmd.Process.Signal(syscall.SIGINT)
+			cmd.Process.Signal(sig)
 			break
 		}
 	}
@@ -65,13 +76,13 @@ func TestSIGINTNamesPhaseAndInput(t *testing.T) {
 	}
 	cmd.Wait()
 	out := strings.Join(lines, "\n")
-	for _, want := range []string{"interrupted by SIGINT in phase resolve", "while fetching", "registry.redhat.io/lvms4/lvms-operator-bundle"} {
+	for _, want := range []string{"interrupted by " + name + " in phase resolve", "while fetching", "registry.redhat.io/lvms4/lvms-operator-bundle"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, out)
 		}
 	}
-	if cmd.ProcessState.ExitCode() != ExitSIGINT {
-		t.Errorf("exit %d, want %d", cmd.ProcessState.ExitCode(), ExitSIGINT)
+	if cmd.ProcessState.ExitCode() != code {
+		t.Errorf("exit %d, want %d", cmd.ProcessState.ExitCode(), code)
 	}
 	if treeHash(t, dir) != before {
 		t.Error("the tree changed")
