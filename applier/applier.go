@@ -78,10 +78,19 @@ type Options struct {
 	DeleteTimeout time.Duration
 	// PollInterval is how often waits poll; default 1 second.
 	PollInterval time.Duration
-	// Prune, with storage.driver "none", deletes the storage objects a previous start deployed
-	// (workloads, RBAC, webhooks; never CRDs, volumes, claims, StorageClasses or the LVMCluster).
-	// Without it they are only reported in Result.Remaining.
+	// Prune deletes what an earlier start deployed of the components the configuration switches
+	// off: storage.driver "none" (workloads, RBAC, webhooks, and the default VolumeSnapshotClass
+	// when the applier created it and no VolumeSnapshot uses it; never CRDs, PVs, PVCs,
+	// LogicalVolumes, StorageClasses, the namespace or the LVMCluster) and optionalCsiComponents
+	// without the snapshot controller (its workload, identity and RBAC; never the snapshot CRDs
+	// or snapshots). Only objects the applier can prove it applied are deleted (Result.Foreign
+	// lists the others). Without Prune the leftovers are only reported in Result.Remaining. Prune
+	// with no component switched off is an error.
 	Prune bool
+	// ForcePrune lets Prune remove the storage driver although PersistentVolumes or
+	// VolumeSnapshotContents of topolvm.io still exist; without it such a prune is refused (the
+	// storage component fails, listing them) and deletes nothing.
+	ForcePrune bool
 }
 
 // ObjectRef names one API object (declared in package eras, which the rebase shares).
@@ -126,9 +135,12 @@ type Result struct {
 	Version string
 	// Components has one entry per component, storage first.
 	Components []ComponentResult
-	// Remaining are storage objects still on the cluster although storage.driver is "none"
-	// (Options.Prune deletes them instead).
+	// Remaining are objects of a switched-off component (storage.driver "none", or no snapshot
+	// controller) still on the cluster; Options.Prune deletes them instead.
 	Remaining []ObjectRef
+	// Foreign are objects the applier would have deleted (the other era's, or a switched-off
+	// component's) but cannot prove it applied (NotOwnedReason): they are left alone.
+	Foreign []ObjectRef
 	// Plan is the outcome of the configuration gates.
 	Plan Plan
 	// Lvmd is where the lvmd configuration came from. LvmdChecksum is the SHA-256 of the deployed
@@ -181,7 +193,7 @@ func Apply(ctx context.Context, opts Options) (*Result, error) {
 		res.RuntimeLvmdWritten = changed
 	}
 	comps := pl.components()
-	if len(pl.objects) == 0 && len(pl.deletes) == 0 && len(pl.pruneCandidates) == 0 {
+	if len(pl.objects) == 0 && len(pl.deletes) == 0 && len(pl.pruneStorage)+len(pl.pruneSnapshot) == 0 {
 		o.Logger.Info("no storage objects to apply")
 		return res, res.finish(comps)
 	}
@@ -289,11 +301,12 @@ type preparation struct {
 	ready         []ObjectRef
 	// storageErr fails the storage component before the API is contacted (bad lvmd config).
 	storageErr error
-	// pruneCandidates are the storage objects driver "none" reports and Prune deletes.
-	pruneCandidates []ObjectRef
-	// thinDefault is the default device class when it is thin: it gets a default
-	// VolumeSnapshotClass.
-	thinDefault string
+	// pruneStorage and pruneSnapshot are the objects of a switched-off component (driver "none",
+	// no snapshot controller) that are reported, or deleted with Prune.
+	pruneStorage, pruneSnapshot []ObjectRef
+	// thinClass is the first thin device class, if any: TopoLVM snapshots only thin volumes,
+	// so a thin class gets a default VolumeSnapshotClass.
+	thinClass string
 }
 
 // prepareStep is one named step of prepare; the name is what the debug log reports.
@@ -361,8 +374,8 @@ func (pl *preparation) gates(context.Context) error {
 	res := pl.result
 	res.Plan = gates
 	res.Warnings = append(res.Warnings, gates.Warnings...)
-	if o.Prune && res.Plan.Storage {
-		return fmt.Errorf("applier options: Prune removes the storage driver and requires storage.driver %q, got %q", DriverNone, o.Storage.Driver)
+	if o.Prune && o.Storage.Driver != DriverNone && res.Plan.SnapshotController {
+		return fmt.Errorf("applier options: Prune removes switched-off components, but none is: storage.driver is %q (not %q) and optionalCsiComponents include the snapshot controller", o.Storage.Driver, DriverNone)
 	}
 	return nil
 }
@@ -397,30 +410,38 @@ func (pl *preparation) renderAssets(context.Context) error {
 
 // schedule fills in the declared deletions, readiness waits and prune candidates.
 func (pl *preparation) schedule(context.Context) error {
-	var storageFiles []rawFile
+	var storageFiles, snapshotFiles []rawFile
 	for _, f := range pl.files {
 		if f.comp == compStorage {
 			storageFiles = append(storageFiles, f)
+		} else {
+			snapshotFiles = append(snapshotFiles, f)
 		}
 	}
 	storageRefs, _ := peek(storageFiles) // decoded without error by readAssets
+	snapshotRefs, _ := peek(snapshotFiles)
 	p := pl.result.Plan
 	if p.Storage {
 		pl.deletes = append(pl.deletes, pl.era.legacy...)
-		pl.ready = append(pl.ready, pl.era.ready...)
 	}
-	if p.SnapshotController || p.SnapshotWebhook {
-		if !p.SnapshotWebhook {
-			pl.deletes = append(pl.deletes, SnapshotWebhookObjects...)
-		} else {
-			pl.ready = append(pl.ready, snapshotWebhookReady)
-		}
-		if p.SnapshotController {
-			pl.ready = append(pl.ready, snapshotControllerReady)
-		}
+	if p.SnapshotController && !p.SnapshotWebhook {
+		pl.deletes = append(pl.deletes, SnapshotWebhookObjects...)
 	}
+	pl.ready = ReadyWorkloads(pl.era.era, p)
 	if pl.o.Storage.Driver == DriverNone {
-		pl.pruneCandidates = pruneCandidates(pl.era, storageRefs)
+		pl.pruneStorage = append(pruneCandidates(storageRefs, pl.era.legacy), defaultSnapshotClassRef)
+	}
+	if !p.SnapshotController {
+		var controller []ObjectRef
+		for _, r := range snapshotRefs {
+			if !slices.ContainsFunc(SnapshotWebhookObjects, r.SameObject) {
+				controller = append(controller, r)
+			}
+		}
+		if !p.SnapshotWebhook {
+			controller = append(controller, SnapshotWebhookObjects...)
+		}
+		pl.pruneSnapshot = pruneCandidates(controller, nil)
 	}
 	return nil
 }
@@ -485,7 +506,7 @@ func readUserLvmd(path string) (*LvmdConfig, []byte, error) {
 	return cfg, data, nil
 }
 
-// useLvmd records the deployed forms of cfg (canonical, runtime copy, thin default) and returns
+// useLvmd records the deployed forms of cfg (canonical, runtime copy, thin class) and returns
 // the form templates receive: the runtime copy, or the TopoLVM ConfigMap's rendered form.
 func (pl *preparation) useLvmd(cfg *LvmdConfig, src LvmdSource, userData []byte) (string, error) {
 	canon, err := cfg.Canonical()
@@ -499,8 +520,8 @@ func (pl *preparation) useLvmd(cfg *LvmdConfig, src LvmdSource, userData []byte)
 	if userData == nil {
 		pl.runtimeLvmd, pl.runtimeMode = canon, 0o600
 	}
-	if dc := cfg.DefaultDeviceClass(); dc != nil && dc.Type == TypeThin {
-		pl.thinDefault = dc.Name
+	if i := slices.IndexFunc(cfg.DeviceClasses, func(dc *DeviceClass) bool { return dc.Type == TypeThin }); i >= 0 {
+		pl.thinClass = cfg.DeviceClasses[i].Name
 	}
 	if pl.era.lvmdConfigMap == nil {
 		return string(pl.runtimeLvmd), nil

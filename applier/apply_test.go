@@ -676,7 +676,8 @@ func TestLegacyDeleteStuck(t *testing.T) {
 		if ref.Kind != "Namespace" {
 			u.SetFinalizers([]string{"example.com/never-removed"})
 		}
-		if _, err := e.ri(ref).Create(ctx, u, metav1.CreateOptions{}); err != nil {
+		// Created as MicroShift 4.16 did, so the applier may delete them.
+		if _, err := e.ri(ref).Create(ctx, u, metav1.CreateOptions{FieldManager: "microshift"}); err != nil {
 			t.Fatalf("creating %s: %v", ref, err)
 		}
 	}

@@ -30,7 +30,9 @@ type eraSpec struct {
 	// runtimeLvmdCopy writes the lvmd config to Options.RuntimeLvmdPath (LVMS era): vg-manager reads
 	// it through a hostPath.
 	runtimeLvmdCopy bool
-	// legacy are objects of an older era removed before applying, waiting until they are gone.
+	// legacy are the objects of the other era, removed before applying (when the applier can
+	// prove it applied them) and waited for until they are gone: an upgrade across eras
+	// (TopoLVM → LVMS) and greenboot's rollback (LVMS → TopoLVM) both leave one era running.
 	legacy []ObjectRef
 	// ready are the workloads the optional readiness wait watches.
 	ready []ObjectRef
@@ -64,6 +66,7 @@ var eraSpecs = []eraSpec{
 		marker:        daemonSetRef(StorageNamespace, "topolvm-node"),
 		lvmdConfigMap: &ObjectRef{Version: "v1", Kind: "ConfigMap", Namespace: StorageNamespace, Name: "lvmd"},
 		lvmdKey:       "lvmd.yaml",
+		legacy:        LVMSObjects,
 		ready:         []ObjectRef{deploymentRef(StorageNamespace, "topolvm-controller"), daemonSetRef(StorageNamespace, "topolvm-node")},
 	},
 }
@@ -72,11 +75,39 @@ var eraSpecs = []eraSpec{
 // deleteLegacyResources list), declared in package eras.
 var LegacyTopoLVMObjects = eras.LegacyTopoLVMObjects()
 
+// LVMSObjects are the LVMS objects the TopoLVM era deletes (a rollback from 4.17+), declared in
+// package eras.
+var LVMSObjects = eras.LVMSObjects()
+
 // snapshotReady are the snapshot workloads the readiness wait watches, per component.
 var (
 	snapshotControllerReady = deploymentRef(eras.SnapshotNamespace, "csi-snapshot-controller")
 	snapshotWebhookReady    = deploymentRef(eras.SnapshotNamespace, "csi-snapshot-webhook")
 )
+
+// ReadyWorkloads lists the workloads that must become ready when era's assets are applied with
+// plan: the storage era's (Deployment lvms-operator and DaemonSet vg-manager, or Deployment
+// topolvm-controller and DaemonSet topolvm-node, in openshift-storage) when plan.Storage, and the
+// snapshot controller's and webhook's Deployments (kube-system) when planned. It is the list
+// MicroShift's greenboot health check waits for (namespaces are the refs' namespaces), and the
+// one Options.Wait waits for.
+func ReadyWorkloads(era Era, plan Plan) []ObjectRef {
+	var out []ObjectRef
+	if plan.Storage {
+		for _, s := range eraSpecs {
+			if s.era == era {
+				out = append(out, s.ready...)
+			}
+		}
+	}
+	if plan.SnapshotWebhook {
+		out = append(out, snapshotWebhookReady)
+	}
+	if plan.SnapshotController {
+		out = append(out, snapshotControllerReady)
+	}
+	return out
+}
 
 // snapshotMarker is the object every snapshot component tree ships.
 var snapshotMarker = deploymentRef(eras.SnapshotNamespace, "csi-snapshot-controller")
@@ -129,20 +160,14 @@ var prunableKinds = []string{
 	"SecurityContextConstraints",
 }
 
-// pruneCandidates are the storage objects of the assets' era and its legacy list, prunable kinds
-// only, in a deterministic order.
-func pruneCandidates(era *eraSpec, shipped []ObjectRef) []ObjectRef {
+// pruneCandidates are the objects of shipped and the extra list of prunable kinds, each once, in
+// a deterministic order.
+func pruneCandidates(shipped, extra []ObjectRef) []ObjectRef {
 	var out []ObjectRef
-	add := func(r ObjectRef) {
+	for _, r := range append(slices.Clone(shipped), extra...) {
 		if slices.Contains(prunableKinds, r.Kind) && !slices.ContainsFunc(out, r.SameObject) {
 			out = append(out, r)
 		}
-	}
-	for _, r := range shipped {
-		add(r)
-	}
-	for _, r := range era.legacy {
-		add(r)
 	}
 	return out
 }

@@ -132,12 +132,15 @@ func (k *kube) run(ctx context.Context, pl *preparation, res *Result, comps []*C
 	}
 	if storage.Err == nil && (len(storageObjs) > 0 || len(storageDel) > 0) {
 		storage.Err = k.runComponent(ctx, storageObjs, storageDel, res)
-		if storage.Err == nil && pl.thinDefault != "" {
-			storage.Err = k.ensureDefaultSnapshotClass(ctx, pl.thinDefault, res)
+		if storage.Err == nil && pl.thinClass != "" {
+			storage.Err = k.ensureDefaultSnapshotClass(ctx, pl.thinClass, res)
 		}
 	}
-	if len(pl.pruneCandidates) > 0 {
-		storage.Err = k.remaining(ctx, pl.pruneCandidates, res)
+	if len(pl.pruneSnapshot) > 0 && snapshot.Err == nil {
+		snapshot.Err = k.remaining(ctx, SnapshotComponent, pl.pruneSnapshot, res)
+	}
+	if len(pl.pruneStorage) > 0 && storage.Err == nil {
+		storage.Err = k.remaining(ctx, StorageComponent, pl.pruneStorage, res)
 	}
 	if k.o.Wait {
 		k.waitComponents(ctx, pl.ready, storage, snapshot)
@@ -546,56 +549,45 @@ func (k *kube) waitEstablished(ctx context.Context, crds []object) error {
 	return nil
 }
 
-// deleteLegacy removes objects of an older era and waits until they are gone, bounded by
-// DeleteTimeout. Absent objects and APIs cost one GET and no write.
+// deleteLegacy removes the objects of the other era (or of a switched-off snapshot webhook) that
+// the applier can prove it applied, and waits until they are gone, bounded by DeleteTimeout. The
+// rest are reported in Result.Foreign and left alone.
 func (k *kube) deleteLegacy(ctx context.Context, refs []ObjectRef, res *Result) error {
-	type pending struct {
-		ref ObjectRef
-		ri  dynamic.ResourceInterface
+	found, err := k.lookupOwned(ctx, refs, res)
+	if err != nil {
+		return fmt.Errorf("legacy objects: %w", err)
 	}
-	var gone []pending
-	for _, ref := range refs {
-		ri, _, err := k.resource(ctx, ref.GroupVersionKind(), ref.Namespace, false)
-		if meta.IsNoMatchError(err) {
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("deleting legacy %s: %w", ref, err)
-		}
-		err = k.retry(ctx, "get "+ref.String(), func() error {
-			_, err := ri.Get(ctx, ref.Name, metav1.GetOptions{})
-			return err
-		})
-		if apierrors.IsNotFound(err) {
-			continue
-		} else if err != nil {
-			return fmt.Errorf("reading legacy %s: %w", ref, err)
-		}
+	return k.deleteObjects(ctx, found, res)
+}
+
+// deleteObjects deletes objs, each on condition that its UID is still the one checked, and waits
+// until all are gone, bounded by one DeleteTimeout.
+func (k *kube) deleteObjects(ctx context.Context, objs []liveObject, res *Result) error {
+	for _, o := range objs {
 		policy := metav1.DeletePropagationBackground
-		err = k.retry(ctx, "delete "+ref.String(), func() error {
-			return ri.Delete(ctx, ref.Name, metav1.DeleteOptions{PropagationPolicy: &policy})
-		})
-		if err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("deleting legacy %s: %w", ref, err)
+		opts := metav1.DeleteOptions{PropagationPolicy: &policy, Preconditions: &metav1.Preconditions{UID: &o.uid}}
+		err := k.retry(ctx, "delete "+o.ref.String(), func() error { return o.ri.Delete(ctx, o.ref.Name, opts) })
+		if apierrors.IsConflict(err) {
+			// Replaced since it was checked: the new object is not the one proven ours.
+			continue
 		}
-		k.log.Info("deleted legacy object", "object", ref)
-		res.Deleted = append(res.Deleted, ref)
-		gone = append(gone, pending{ref, ri})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("deleting %s: %w", o.ref, err)
+		}
+		k.log.Info("deleted", "object", o.ref)
+		res.Deleted = append(res.Deleted, o.ref)
 	}
 	// One deadline for all of them: objects that each take almost DeleteTimeout to go must
-	// not stretch the wait to len(gone) times the bound.
+	// not stretch the wait to len(objs) times the bound.
 	wctx, cancel := context.WithTimeout(ctx, k.o.DeleteTimeout)
 	defer cancel()
-	for _, p := range gone {
+	for _, o := range objs {
 		err := k.poll(wctx, k.o.DeleteTimeout, k.shortPoll(), func() (bool, error) {
-			_, err := p.ri.Get(ctx, p.ref.Name, metav1.GetOptions{})
-			if apierrors.IsNotFound(err) {
-				return true, nil
-			}
-			return false, nil
+			u, err := o.ri.Get(ctx, o.ref.Name, metav1.GetOptions{})
+			return apierrors.IsNotFound(err) || err == nil && u.GetUID() != o.uid, nil
 		})
 		if err != nil {
-			return fmt.Errorf("waiting for legacy %s to be deleted: %w", p.ref, err)
+			return fmt.Errorf("waiting for legacy %s to be deleted: %w", o.ref, err)
 		}
 	}
 	return nil

@@ -101,8 +101,10 @@ func TestPrepareTopoLVM(t *testing.T) {
 	}
 	// 4.16 ships the snapshot webhook, so the default includes it.
 	find(t, pl, "ValidatingWebhookConfiguration", "snapshot.storage.k8s.io")
-	if len(pl.deletes) != 0 {
-		t.Errorf("TopoLVM era deletes %v", pl.deletes)
+	// A rollback from LVMS: the TopoLVM era deletes the LVMS objects (only those proven
+	// MicroShift's, checked on the API server).
+	if !slices.Equal(pl.deletes, LVMSObjects) {
+		t.Errorf("TopoLVM era deletes %v, want LVMSObjects", pl.deletes)
 	}
 }
 

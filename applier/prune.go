@@ -3,48 +3,144 @@ package applier
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
-// remaining runs with storage.driver "none": it reports the storage objects a previous start left
-// on the cluster in res.Remaining, or with Options.Prune deletes them (and waits until they are
-// gone). Only prunableKinds are candidates, so CRDs, volumes, claims, StorageClasses and the
-// LVMCluster stay. Absent objects cost one GET each and no write.
-func (k *kube) remaining(ctx context.Context, candidates []ObjectRef, res *Result) error {
-	var found []ObjectRef
-	for _, ref := range candidates {
-		ri, _, err := k.resource(ctx, ref.GroupVersionKind(), ref.Namespace, false)
-		if meta.IsNoMatchError(err) {
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("checking %s: %w", ref, err)
-		}
-		err = k.retry(ctx, "get "+ref.String(), func() error {
-			_, err := ri.Get(ctx, ref.Name, metav1.GetOptions{})
+// remaining handles a switched-off component (comp): it reports the objects an earlier start left
+// on the cluster in res.Remaining, or with Options.Prune deletes them and waits until they are
+// gone. Only candidates the applier can prove it applied count (the others go to res.Foreign).
+// Pruning storage is refused while volumes or snapshots of the driver exist (guardVolumes),
+// unless ForcePrune; a refused prune deletes nothing.
+func (k *kube) remaining(ctx context.Context, comp string, candidates []ObjectRef, res *Result) error {
+	found, err := k.lookupOwned(ctx, candidates, res)
+	if err != nil {
+		return err
+	}
+	if comp == StorageComponent {
+		if found, err = k.keepUsedSnapshotClass(ctx, found, res); err != nil {
 			return err
-		})
-		if apierrors.IsNotFound(err) {
-			continue
 		}
-		if err != nil {
-			return fmt.Errorf("checking %s: %w", ref, err)
-		}
-		found = append(found, ref)
 	}
 	if len(found) == 0 {
 		return nil
 	}
+	var names []string
+	for _, f := range found {
+		res.Remaining = append(res.Remaining, f.ref)
+		names = append(names, f.ref.String())
+	}
 	if !k.o.Prune {
-		res.Remaining = found
-		msg := fmt.Sprintf("storage.driver is \"none\" but %d storage objects of an earlier start remain (first: %s); prune them with Options.Prune (lvms-rebase apply --prune)", len(found), found[0])
+		msg := fmt.Sprintf("%s is switched off but %d of its objects from an earlier start remain: %s; Options.Prune deletes them", comp, len(found), strings.Join(names, ", "))
 		k.log.Warn(msg)
 		res.Warnings = append(res.Warnings, msg)
 		return nil
 	}
-	k.log.Info("pruning storage driver objects", "count", len(found))
-	return k.deleteLegacy(ctx, found, res)
+	if comp == StorageComponent && !k.o.ForcePrune {
+		if err := k.guardVolumes(ctx); err != nil {
+			return err
+		}
+	}
+	k.log.Info("pruning switched-off component", "component", comp, "count", len(found))
+	return k.deleteObjects(ctx, found, res)
+}
+
+// guardVolumes refuses to remove the storage driver while PersistentVolumes or
+// VolumeSnapshotContents of topolvm.io exist: without the driver nothing can mount, expand or
+// delete them, and the design allows removal only when none remain.
+func (k *kube) guardVolumes(ctx context.Context) error {
+	pvs, err := k.listNames(ctx, schema.GroupVersionKind{Version: "v1", Kind: "PersistentVolume"}, "spec", "csi", "driver")
+	if err != nil {
+		return err
+	}
+	vscs, err := k.listNames(ctx, schema.GroupVersionKind{Group: volumeSnapshotClassGVK.Group, Version: "v1", Kind: "VolumeSnapshotContent"}, "spec", "driver")
+	if err != nil {
+		return err
+	}
+	if len(pvs)+len(vscs) == 0 {
+		return nil
+	}
+	var in []string
+	if len(pvs) > 0 {
+		in = append(in, fmt.Sprintf("PersistentVolumes %s", strings.Join(pvs, ", ")))
+	}
+	if len(vscs) > 0 {
+		in = append(in, fmt.Sprintf("VolumeSnapshotContents %s", strings.Join(vscs, ", ")))
+	}
+	return fmt.Errorf("prune refused, nothing deleted: %s of driver %s still exist; delete them first, or force the prune (Options.ForcePrune)", strings.Join(in, " and "), topolvmDriver)
+}
+
+// listNames lists the objects of gvk (all namespaces) whose field at path is topolvm.io, by
+// name (namespace/name when namespaced), sorted. An API the cluster does not serve has none.
+func (k *kube) listNames(ctx context.Context, gvk schema.GroupVersionKind, path ...string) ([]string, error) {
+	list, err := k.list(ctx, gvk)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, u := range listItems(list) {
+		if v, _, _ := unstructured.NestedString(u.Object, path...); v == topolvmDriver {
+			out = append(out, strings.TrimPrefix(u.GetNamespace()+"/"+u.GetName(), "/"))
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// list lists every object of gvk in all namespaces; nil when the API is not served.
+func (k *kube) list(ctx context.Context, gvk schema.GroupVersionKind) (*unstructured.UnstructuredList, error) {
+	ri, _, err := k.resource(ctx, gvk, metav1.NamespaceAll, false)
+	if meta.IsNoMatchError(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listing %ss: %w", gvk.Kind, err)
+	}
+	var list *unstructured.UnstructuredList
+	err = k.retry(ctx, "list "+gvk.Kind, func() (err error) {
+		list, err = ri.List(ctx, metav1.ListOptions{})
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing %ss: %w", gvk.Kind, err)
+	}
+	return list, nil
+}
+
+func listItems(l *unstructured.UnstructuredList) []unstructured.Unstructured {
+	if l == nil {
+		return nil
+	}
+	return l.Items
+}
+
+// keepUsedSnapshotClass drops the default VolumeSnapshotClass from found while a VolumeSnapshot
+// names it, with a warning: deleting it would leave those snapshots without their class.
+func (k *kube) keepUsedSnapshotClass(ctx context.Context, found []liveObject, res *Result) ([]liveObject, error) {
+	i := slices.IndexFunc(found, func(f liveObject) bool { return f.ref.SameObject(defaultSnapshotClassRef) })
+	if i < 0 {
+		return found, nil
+	}
+	list, err := k.list(ctx, schema.GroupVersionKind{Group: volumeSnapshotClassGVK.Group, Version: "v1", Kind: "VolumeSnapshot"})
+	if err != nil {
+		return nil, err
+	}
+	var users []string
+	for _, u := range listItems(list) {
+		if c, _, _ := unstructured.NestedString(u.Object, "spec", "volumeSnapshotClassName"); c == DefaultSnapshotClassName {
+			users = append(users, u.GetNamespace()+"/"+u.GetName())
+		}
+	}
+	if len(users) == 0 {
+		return found, nil
+	}
+	msg := fmt.Sprintf("%s kept: VolumeSnapshots %s use it", defaultSnapshotClassRef, strings.Join(users, ", "))
+	k.log.Warn(msg)
+	res.Warnings = append(res.Warnings, msg)
+	return slices.Delete(found, i, i+1), nil
 }

@@ -11,8 +11,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
-// The default VolumeSnapshotClass the applier creates for a thin default device class (the CSI
-// snapshot enhancement): snapshots of thin volumes work without the user writing a class first.
+// The default VolumeSnapshotClass the applier creates when any device class is thin (MicroShift's
+// design deploys it at start-up): snapshots of thin volumes work without the user writing a class
+// first. TopoLVM snapshots only thin volumes, whichever class is the default.
 const (
 	DefaultSnapshotClassName = "topolvm-snapclass"
 	// DefaultClassAnnotation marks the cluster's default VolumeSnapshotClass.
@@ -20,7 +21,10 @@ const (
 	topolvmDriver          = "topolvm.io"
 )
 
-var volumeSnapshotClassGVK = schema.GroupVersionKind{Group: "snapshot.storage.k8s.io", Version: "v1", Kind: "VolumeSnapshotClass"}
+var (
+	volumeSnapshotClassGVK  = schema.GroupVersionKind{Group: "snapshot.storage.k8s.io", Version: "v1", Kind: "VolumeSnapshotClass"}
+	defaultSnapshotClassRef = ObjectRef{Group: volumeSnapshotClassGVK.Group, Version: "v1", Kind: "VolumeSnapshotClass", Name: DefaultSnapshotClassName}
+)
 
 // defaultSnapshotClass is the object created for the default device class: TopoLVM snapshots a
 // volume within its own device class, so the class needs no parameters.
@@ -36,12 +40,13 @@ func defaultSnapshotClass() *unstructured.Unstructured {
 	return u
 }
 
-// ensureDefaultSnapshotClass creates the default VolumeSnapshotClass for the thin default device
-// class dc unless the cluster already has a default class or the class itself exists: an
-// administrator's default is never overwritten, and a second default is never added. It costs
-// one LIST when nothing needs creating.
+// ensureDefaultSnapshotClass creates the default VolumeSnapshotClass for the thin device class dc
+// unless the cluster already has a default class for topolvm.io or the class itself exists: an
+// administrator's default is never overwritten, and a second default for the driver is never
+// added (a default of another driver does not count: the snapshot controller picks defaults per
+// driver). It costs one LIST when nothing needs creating.
 func (k *kube) ensureDefaultSnapshotClass(ctx context.Context, dc string, res *Result) error {
-	ref := ObjectRef{Group: volumeSnapshotClassGVK.Group, Version: "v1", Kind: "VolumeSnapshotClass", Name: DefaultSnapshotClassName}
+	ref := defaultSnapshotClassRef
 	ri, _, err := k.resource(ctx, volumeSnapshotClassGVK, "", k.providedByCRD(volumeSnapshotClassGVK))
 	if meta.IsNoMatchError(err) {
 		res.Skipped = append(res.Skipped, Skip{Object: ref, Reason: "VolumeSnapshotClass API is not served (snapshot CRDs not applied)"})
@@ -59,7 +64,7 @@ func (k *kube) ensureDefaultSnapshotClass(ctx context.Context, dc string, res *R
 		return fmt.Errorf("listing VolumeSnapshotClasses: %w", err)
 	}
 	for _, c := range list.Items {
-		if c.GetName() == DefaultSnapshotClassName || c.GetAnnotations()[DefaultClassAnnotation] == "true" {
+		if c.GetName() == DefaultSnapshotClassName || c.GetAnnotations()[DefaultClassAnnotation] == "true" && c.Object["driver"] == topolvmDriver {
 			if c.GetName() == DefaultSnapshotClassName {
 				res.Unchanged = append(res.Unchanged, ref)
 			}

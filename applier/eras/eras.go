@@ -92,6 +92,36 @@ func LegacyTopoLVMObjects() []ObjectRef {
 	}
 }
 
+// LVMSObjects are the LVMS objects the TopoLVM era deletes when a node goes back from LVMS
+// (4.17+) to TopoLVM (4.14–4.16), as greenboot does when it rolls an upgrade back: the operator's
+// webhook, workloads, services, identities and RBAC, as the 4.17+ assets ship them, and the
+// vg-manager DaemonSet the operator creates. Without this the operator and vg-manager keep
+// running beside topolvm-controller and topolvm-node on the same volume groups. The namespace,
+// CRDs (and so the LVMCluster and LogicalVolumes), the StorageClass, the CSIDriver and
+// lvms-version stay: TopoLVM reuses them, and a later LVMS start finds its LVMCluster again.
+func LVMSObjects() []ObjectRef {
+	return []ObjectRef{
+		{Group: "admissionregistration.k8s.io", Version: "v1", Kind: "ValidatingWebhookConfiguration", Name: "vlvmcluster.kb.io-lvms-operator"},
+		deployment(StorageNamespace, "lvms-operator"),
+		daemonSet(StorageNamespace, "vg-manager"),
+		{Version: "v1", Kind: "Service", Namespace: StorageNamespace, Name: "lvms-webhook-service"},
+		{Version: "v1", Kind: "Service", Namespace: StorageNamespace, Name: "lvms-operator-metrics-service"},
+		{Version: "v1", Kind: "Service", Namespace: StorageNamespace, Name: "vg-manager-metrics-service"},
+		rbac("ClusterRoleBinding", "", "lvms-operator"),
+		rbac("ClusterRoleBinding", "", "vg-manager"),
+		rbac("RoleBinding", StorageNamespace, "lvms-operator"),
+		rbac("RoleBinding", StorageNamespace, "vg-manager"),
+		rbac("RoleBinding", StorageNamespace, "lvms-metrics"),
+		rbac("Role", StorageNamespace, "lvms-operator"),
+		rbac("Role", StorageNamespace, "vg-manager"),
+		rbac("Role", StorageNamespace, "lvms-metrics"),
+		rbac("ClusterRole", "", "lvms-operator"),
+		rbac("ClusterRole", "", "vg-manager"),
+		{Version: "v1", Kind: "ServiceAccount", Namespace: StorageNamespace, Name: "lvms-operator"},
+		{Version: "v1", Kind: "ServiceAccount", Namespace: StorageNamespace, Name: "vg-manager"},
+	}
+}
+
 // SnapshotWebhookObjects are the CSI snapshot validation webhook's objects, shipped up to 4.17
 // (MicroShift 4.18 "Remove CSI webhook" deletes them, its deleteCSIWebhook). The
 // ValidatingWebhookConfiguration comes first: its presence in the assets is how the applier

@@ -25,7 +25,7 @@ func TestLookupArch(t *testing.T) {
 }
 
 func TestDeclaredListsAreCopies(t *testing.T) {
-	for name, list := range map[string]func() []ObjectRef{"LegacyTopoLVMObjects": LegacyTopoLVMObjects, "SnapshotWebhookObjects": SnapshotWebhookObjects} {
+	for name, list := range map[string]func() []ObjectRef{"LegacyTopoLVMObjects": LegacyTopoLVMObjects, "SnapshotWebhookObjects": SnapshotWebhookObjects, "LVMSObjects": LVMSObjects} {
 		a := list()
 		a[0].Name = "changed"
 		if list()[0].Name == "changed" {

@@ -28,6 +28,7 @@ type applyFlags struct {
 	config          string
 	configDir       string
 	prune           bool
+	force           bool
 	runtimeLvmdPath string
 	volumeGroups    []string
 	wait            bool
@@ -57,7 +58,8 @@ and applies them with server-side apply. Objects already in the desired state ar
 	fl.StringVar(&f.lvmd, "lvmd", applier.DefaultLvmdPath, "lvmd config file; when absent the volume groups reported by vgs decide")
 	fl.StringVar(&f.config, "config", "", "MicroShift config.yaml whose storage: section gates the components (default: none, i.e. defaults)")
 	fl.StringVar(&f.configDir, "config-dir", "", "MicroShift config drop-in directory merged over --config as MicroShift does (default: config.d next to --config)")
-	fl.BoolVar(&f.prune, "prune", false, "with storage.driver: none, delete the LVMS/TopoLVM workloads, RBAC and webhooks an earlier start left (never CRDs, volumes, claims or StorageClasses)")
+	fl.BoolVar(&f.prune, "prune", false, "delete what an earlier start left of switched-off components (storage.driver: none; optionalCsiComponents without the snapshot controller): workloads, RBAC and webhooks MicroShift applied (never CRDs, volumes, claims, StorageClasses or snapshots)")
+	fl.BoolVar(&f.force, "force", false, "with --prune, remove the storage driver even though PersistentVolumes or VolumeSnapshotContents of topolvm.io exist")
 	fl.StringVar(&f.runtimeLvmdPath, "runtime-lvmd", applier.DefaultRuntimeLvmdPath, "where the LVMS era writes the lvmd copy vg-manager reads")
 	fl.StringSliceVar(&f.volumeGroups, "volume-groups", nil, "volume groups to assume instead of running vgs, e.g. when applying from a machine without LVM")
 	fl.BoolVar(&f.wait, "wait", false, "wait for the storage and snapshot workloads to become ready")
@@ -77,6 +79,9 @@ func runApply(ctx context.Context, streams IOStreams, f *applyFlags) (err error)
 	}
 	if f.assets == "" {
 		return usageError("--assets is required")
+	}
+	if f.force && !f.prune {
+		return usageError("--force only applies to --prune")
 	}
 	if st, err := os.Stat(f.assets); err != nil || !st.IsDir() {
 		return usageError("--assets %s: not a directory", f.assets)
@@ -120,6 +125,7 @@ func runApply(ctx context.Context, streams IOStreams, f *applyFlags) (err error)
 		Wait:            f.wait,
 		WaitTimeout:     f.waitTimeout,
 		Prune:           f.prune,
+		ForcePrune:      f.force,
 	})
 	if res != nil {
 		if perr := printApplyResult(streams.Out, f.output, res); perr != nil && err == nil {
@@ -193,8 +199,10 @@ type applyResultJSON struct {
 	Unchanged          []objectJSON  `json:"unchanged"`
 	Skipped            []skippedJSON `json:"skipped"`
 	Warnings           []string      `json:"warnings"`
-	// Remaining are storage objects left with storage.driver "none" (see --prune).
-	Remaining  []objectJSON    `json:"remaining"`
+	// Remaining are objects of switched-off components (see --prune).
+	Remaining []objectJSON `json:"remaining"`
+	// Foreign are objects the applier would have deleted but did not apply: left alone.
+	Foreign    []objectJSON    `json:"foreign"`
 	Components []componentJSON `json:"components"`
 }
 
@@ -236,7 +244,7 @@ func printApplyResult(out io.Writer, format string, res *applier.Result) error {
 		if j.Warnings == nil {
 			j.Warnings = []string{}
 		}
-		j.Remaining = objectsJSON(res.Remaining)
+		j.Remaining, j.Foreign = objectsJSON(res.Remaining), objectsJSON(res.Foreign)
 		j.Components = []componentJSON{}
 		for _, c := range res.Components {
 			cj := componentJSON{Name: c.Name, Enabled: c.Enabled}
@@ -270,6 +278,9 @@ func printApplyText(out io.Writer, res *applier.Result) {
 	}
 	for _, r := range res.Remaining {
 		fmt.Fprintf(out, "remaining %s\n", r)
+	}
+	for _, r := range res.Foreign {
+		fmt.Fprintf(out, "left alone %s: %s\n", r, applier.NotOwnedReason)
 	}
 	for _, c := range res.Components {
 		switch {
