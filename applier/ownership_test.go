@@ -236,7 +236,9 @@ func TestAppliedByUs(t *testing.T) {
 		{"applier manager", func(u *unstructured.Unstructured) {
 			u.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: "kube-controller-manager"}, {Manager: FieldManager}})
 		}, true},
-		{"MicroShift before the applier", func(u *unstructured.Unstructured) { u.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: "microshift"}}) }, true},
+		{"MicroShift before the applier", func(u *unstructured.Unstructured) {
+			u.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: "microshift"}})
+		}, true},
 		{"OLM", func(u *unstructured.Unstructured) {
 			u.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: "catalog"}, {Manager: "olm"}})
 			u.SetAnnotations(map[string]string{"olm.operatorGroup": "x"})
