@@ -193,7 +193,7 @@ func Apply(ctx context.Context, opts Options) (*Result, error) {
 		res.RuntimeLvmdWritten = changed
 	}
 	comps := pl.components()
-	if len(pl.objects) == 0 && len(pl.deletes) == 0 && len(pl.pruneStorage)+len(pl.pruneSnapshot) == 0 {
+	if len(pl.objects) == 0 && len(pl.deletes) == 0 && len(pl.pruneStorage)+len(pl.pruneSnapshot) == 0 && !pl.preflightFailed {
 		o.Logger.Info("no storage objects to apply")
 		return res, res.finish(comps)
 	}
@@ -299,8 +299,10 @@ type preparation struct {
 	objects       []object    // rendered and gated, in apply order, CRDs first
 	deletes       []ObjectRef // legacy objects to remove
 	ready         []ObjectRef
-	// storageErr fails the storage component before the API is contacted (bad lvmd config).
-	storageErr error
+	// storageErr fails the storage component before the API is contacted (bad lvmd config, or
+	// one the host cannot serve: preflightFailed).
+	storageErr      error
+	preflightFailed bool
 	// pruneStorage and pruneSnapshot are the objects of a switched-off component (driver "none",
 	// no snapshot controller) that are reported, or deleted with Prune.
 	pruneStorage, pruneSnapshot []ObjectRef
@@ -468,6 +470,11 @@ func (pl *preparation) prepareLvmd(ctx context.Context, o Options) (lvmdStr, soc
 		return "", socketName
 	} else if err != nil {
 		return pl.failStorage(fmt.Errorf("listing volume groups: %w", err)), socketName
+	}
+	if userCfg != nil {
+		if err := pl.preflight(ctx, userCfg, vgs); err != nil {
+			return pl.failStorage(err), socketName
+		}
 	}
 	cfg, src := userCfg, LvmdSource{Path: o.LvmdPath, Message: "Read from " + o.LvmdPath}
 	if cfg == nil {

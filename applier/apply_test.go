@@ -246,7 +246,8 @@ func TestLvmdChangeRollsOnlyNodeTemplate(t *testing.T) {
 	ds := e.mustGet(daemonSetRef(StorageNamespace, "topolvm-node"))
 	gen := ds.GetGeneration()
 
-	// A user file: a different volume group.
+	// A user file: a different volume group (the host has both).
+	o.VolumeGroups = StaticVolumeGroups{"rhel", "data"}
 	if err := os.WriteFile(o.LvmdPath, []byte("# edge device\ndevice-classes:\n- name: default\n  volume-group: data\n  default: true\n  spare-gb: 0\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}

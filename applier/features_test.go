@@ -90,7 +90,7 @@ func TestUnidentifiedAssetsDeleteNothing(t *testing.T) {
 	}
 }
 
-const thinLvmd = "device-classes:\n- name: thin\n  volume-group: vg\n  default: true\n  type: thin\n  thin-pool:\n    name: pool\n    overprovision-ratio: 10\n"
+const thinLvmd = "device-classes:\n- name: thin\n  volume-group: rhel\n  default: true\n  type: thin\n  thin-pool:\n    name: pool\n    overprovision-ratio: 10\n"
 
 // A thin default device class gets a default VolumeSnapshotClass, once; a restart writes nothing;
 // an administrator's default is neither overwritten nor joined by a second one.

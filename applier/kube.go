@@ -127,6 +127,9 @@ func (k *kube) run(ctx context.Context, pl *preparation, res *Result, comps []*C
 			storageDel = append(storageDel, r)
 		}
 	}
+	if pl.preflightFailed {
+		k.reportPreflight(ctx, pl, storage.Err)
+	}
 	if snapshot.Err == nil && (len(snapshotObjs) > 0 || len(snapshotDel) > 0) {
 		snapshot.Err = k.runComponent(ctx, snapshotObjs, snapshotDel, res)
 	}

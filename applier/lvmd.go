@@ -90,44 +90,62 @@ func (e *LvmdError) Error() string {
 
 // ParseLvmd strictly decodes an lvmd configuration: unknown or duplicate fields, wrong types and
 // empty documents are errors (*LvmdError) naming the field path. It applies the socket default
-// and validates the result. name is used in error messages (usually the file path).
+// and validates the result. name is used in error messages (usually the file path). The error is
+// the first problem; LvmdProblems lists them all.
 func ParseLvmd(name string, data []byte) (*LvmdConfig, error) {
+	cfg, problems := parseLvmd(name, data)
+	if len(problems) > 0 {
+		return nil, problems[0]
+	}
+	return cfg, nil
+}
+
+// LvmdProblems checks an lvmd configuration as ParseLvmd does and returns every problem it
+// finds, in file order by kind (syntax, unknown fields, types, then the rules lvmd enforces);
+// none for a valid configuration, which is returned too.
+func LvmdProblems(name string, data []byte) (*LvmdConfig, []*LvmdError) {
+	return parseLvmd(name, data)
+}
+
+func parseLvmd(name string, data []byte) (*LvmdConfig, []*LvmdError) {
+	fail := func(reason string) (*LvmdConfig, []*LvmdError) {
+		return nil, []*LvmdError{{File: name, Reason: reason}}
+	}
 	if len(bytes.TrimSpace(stripComments(data))) == 0 {
-		return nil, &LvmdError{File: name, Reason: "file is empty; expected socket-name and device-classes"}
+		return fail("file is empty; expected socket-name and device-classes")
 	}
 	// YAMLToJSONStrict rejects duplicate keys; sigs.k8s.io/json's UnmarshalStrict reports unknown
 	// fields by their path (device-classes[1].colour). Wrong types are reported by checkSchema,
 	// which also knows the list index (the JSON decoder's type errors do not).
 	jsonData, err := yaml.YAMLToJSONStrict(data)
 	if err != nil {
-		return nil, &LvmdError{File: name, Reason: err.Error()}
+		return fail(err.Error())
 	}
 	var generic any
 	if err := json.Unmarshal(jsonData, &generic); err != nil {
-		return nil, &LvmdError{File: name, Reason: err.Error()}
+		return fail(err.Error())
 	}
 	if _, ok := generic.(map[string]any); !ok {
-		return nil, &LvmdError{File: name, Reason: fmt.Sprintf("expected a mapping with socket-name and device-classes, got %s", typeName(generic))}
+		return fail(fmt.Sprintf("expected a mapping with socket-name and device-classes, got %s", typeName(generic)))
 	}
 	cfg := &LvmdConfig{}
 	strict, decodeErr := sjson.UnmarshalStrict(jsonData, cfg)
-	if err := unknownField(strict); err != nil {
-		err.File = name
-		return nil, err
+	problems := unknownFields(strict)
+	checkSchema("", generic, lvmdSchema, &problems)
+	if len(problems) == 0 && decodeErr != nil {
+		problems = append(problems, &LvmdError{Reason: decodeErr.Error()})
 	}
-	if err := checkSchema("", generic, lvmdSchema); err != nil {
-		err.File = name
-		return nil, err
+	if len(problems) == 0 {
+		if cfg.SocketName == "" {
+			cfg.SocketName = DefaultSocketName
+		}
+		problems = cfg.validate()
 	}
-	if decodeErr != nil {
-		return nil, &LvmdError{File: name, Reason: decodeErr.Error()}
+	for _, p := range problems {
+		p.File = name
 	}
-	if cfg.SocketName == "" {
-		cfg.SocketName = DefaultSocketName
-	}
-	if err := cfg.validate(); err != nil {
-		err.File = name
-		return nil, err
+	if len(problems) > 0 {
+		return nil, problems
 	}
 	return cfg, nil
 }
@@ -145,80 +163,86 @@ func stripComments(data []byte) []byte {
 // Validate checks the rules lvmd enforces at start-up, reporting the first offending field by its
 // YAML path as an *LvmdError.
 func (c *LvmdConfig) Validate() error {
-	if err := c.validate(); err != nil {
-		return err
+	if problems := c.validate(); len(problems) > 0 {
+		return problems[0]
 	}
 	return nil
 }
 
-func (c *LvmdConfig) validate() *LvmdError {
+// validate returns every rule the configuration breaks.
+func (c *LvmdConfig) validate() []*LvmdError {
+	var out []*LvmdError
 	if !strings.HasPrefix(c.SocketName, "/") {
-		return &LvmdError{Field: "socket-name", Reason: fmt.Sprintf("%q must be an absolute path", c.SocketName)}
+		out = append(out, &LvmdError{Field: "socket-name", Reason: fmt.Sprintf("%q must be an absolute path", c.SocketName)})
 	}
 	names := map[string]bool{}
 	defaults := 0
 	for i, dc := range c.DeviceClasses {
 		field := fmt.Sprintf("device-classes[%d]", i)
 		if dc == nil {
-			return &LvmdError{Field: field, Reason: "device class is null"}
+			out = append(out, &LvmdError{Field: field, Reason: "device class is null"})
+			continue
 		}
-		if names[dc.Name] {
-			return &LvmdError{Field: field + ".name", Reason: fmt.Sprintf("duplicate device class %q", dc.Name)}
+		if names[dc.Name] && dc.Name != "" {
+			out = append(out, &LvmdError{Field: field + ".name", Reason: fmt.Sprintf("duplicate device class %q", dc.Name)})
 		}
 		names[dc.Name] = true
 		if dc.Default {
 			defaults++
 		}
-		if err := dc.validate(field); err != nil {
-			return err
-		}
+		out = append(out, dc.validate(field)...)
 	}
 	if len(c.DeviceClasses) > 0 && defaults != 1 {
-		return &LvmdError{Field: "device-classes", Reason: fmt.Sprintf("%d device classes have default: true; exactly one must", defaults)}
+		out = append(out, &LvmdError{Field: "device-classes", Reason: fmt.Sprintf("%d device classes have default: true; exactly one must", defaults)})
 	}
 	optNames := map[string]bool{}
 	for i, oc := range c.LvcreateOptionClasses {
 		field := fmt.Sprintf("lvcreate-option-classes[%d]", i)
 		switch {
 		case oc == nil:
-			return &LvmdError{Field: field, Reason: "option class is null"}
+			out = append(out, &LvmdError{Field: field, Reason: "option class is null"})
+			continue
 		case oc.Name == "":
-			return &LvmdError{Field: field + ".name", Reason: "must not be empty"}
+			out = append(out, &LvmdError{Field: field + ".name", Reason: "must not be empty"})
 		case optNames[oc.Name]:
-			return &LvmdError{Field: field + ".name", Reason: fmt.Sprintf("duplicate lvcreate option class %q", oc.Name)}
+			out = append(out, &LvmdError{Field: field + ".name", Reason: fmt.Sprintf("duplicate lvcreate option class %q", oc.Name)})
 		}
 		optNames[oc.Name] = true
 	}
-	return nil
+	return out
 }
 
-func (dc *DeviceClass) validate(field string) *LvmdError {
-	switch {
-	case dc.Name == "":
-		return &LvmdError{Field: field + ".name", Reason: "must not be empty"}
-	case dc.VolumeGroup == "":
-		return &LvmdError{Field: field + ".volume-group", Reason: fmt.Sprintf("must not be empty (device class %q)", dc.Name)}
-	case dc.Stripe != nil && *dc.Stripe < 1:
-		return &LvmdError{Field: field + ".stripe", Reason: fmt.Sprintf("%d must be >= 1", *dc.Stripe)}
+func (dc *DeviceClass) validate(field string) []*LvmdError {
+	var out []*LvmdError
+	add := func(f, reason string) { out = append(out, &LvmdError{Field: field + f, Reason: reason}) }
+	if dc.Name == "" {
+		add(".name", "must not be empty")
+	}
+	if dc.VolumeGroup == "" {
+		add(".volume-group", fmt.Sprintf("must not be empty (device class %q)", dc.Name))
+	}
+	if dc.Stripe != nil && *dc.Stripe < 1 {
+		add(".stripe", fmt.Sprintf("%d must be >= 1", *dc.Stripe))
 	}
 	switch dc.Type {
 	case "", TypeThick:
 		if dc.ThinPool != nil {
-			return &LvmdError{Field: field + ".thin-pool", Reason: fmt.Sprintf("set on device class %q of type %q; only thin classes have a thin pool", dc.Name, typeOrThick(dc.Type))}
+			add(".thin-pool", fmt.Sprintf("set on device class %q of type %q; only thin classes have a thin pool", dc.Name, typeOrThick(dc.Type)))
 		}
 	case TypeThin:
 		switch {
 		case dc.ThinPool == nil:
-			return &LvmdError{Field: field + ".thin-pool", Reason: fmt.Sprintf("required for device class %q of type thin", dc.Name)}
+			add(".thin-pool", fmt.Sprintf("required for device class %q of type thin", dc.Name))
 		case dc.ThinPool.Name == "":
-			return &LvmdError{Field: field + ".thin-pool.name", Reason: "must not be empty"}
-		case !(dc.ThinPool.OverprovisionRatio >= 1):
-			return &LvmdError{Field: field + ".thin-pool.overprovision-ratio", Reason: fmt.Sprintf("%v must be >= 1", dc.ThinPool.OverprovisionRatio)}
+			add(".thin-pool.name", "must not be empty")
+		}
+		if dc.ThinPool != nil && !(dc.ThinPool.OverprovisionRatio >= 1) {
+			add(".thin-pool.overprovision-ratio", fmt.Sprintf("%v must be >= 1", dc.ThinPool.OverprovisionRatio))
 		}
 	default:
-		return &LvmdError{Field: field + ".type", Reason: fmt.Sprintf("%q is not one of thick, thin", dc.Type)}
+		add(".type", fmt.Sprintf("%q is not one of thick, thin", dc.Type))
 	}
-	return nil
+	return out
 }
 
 // DefaultDeviceClass returns the device class marked default, nil when there is none.

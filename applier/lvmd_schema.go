@@ -59,34 +59,33 @@ var lvmdSchema = []field{
 	{name: "lvm-command-prefix", kind: kStringList},
 }
 
-// checkSchema reports the first mistyped value under v by its full path
+// checkSchema appends every mistyped value under v to out, by its full path
 // (device-classes[1].spare-gb), which the JSON decoder's type errors cannot do (they drop the
 // list index). Fields are visited in schema order, so the report is deterministic; unknown
-// fields were reported before, by unknownField.
-func checkSchema(path string, v any, fields []field) *LvmdError {
+// fields are reported by unknownFields.
+func checkSchema(path string, v any, fields []field, out *[]*LvmdError) {
 	m := v.(map[string]any)
 	for _, f := range fields {
 		if val, ok := m[f.name]; ok && val != nil {
-			if err := checkValue(path+f.name, val, f); err != nil {
-				return err
-			}
+			checkValue(path+f.name, val, f, out)
 		}
 	}
-	return nil
 }
 
-// unknownField turns the first of sigs.k8s.io/json's strict errors (`unknown field
-// "device-classes[1].colour"`) into an *LvmdError naming the field and the fields allowed there.
-func unknownField(strict []error) *LvmdError {
-	if len(strict) == 0 {
-		return nil
+// unknownFields turns sigs.k8s.io/json's strict errors (`unknown field
+// "device-classes[1].colour"`) into *LvmdErrors naming the field and the fields allowed there.
+func unknownFields(strict []error) []*LvmdError {
+	var out []*LvmdError
+	for _, e := range strict {
+		msg := e.Error()
+		path, err := strconv.Unquote(strings.TrimPrefix(msg, "unknown field "))
+		if !strings.HasPrefix(msg, "unknown field ") || err != nil {
+			out = append(out, &LvmdError{Reason: msg})
+			continue
+		}
+		out = append(out, &LvmdError{Field: path, Reason: "unknown field (allowed: " + strings.Join(allowedAt(path), ", ") + ")"})
 	}
-	msg := strict[0].Error()
-	path, err := strconv.Unquote(strings.TrimPrefix(msg, "unknown field "))
-	if !strings.HasPrefix(msg, "unknown field ") || err != nil {
-		return &LvmdError{Reason: msg}
-	}
-	return &LvmdError{Field: path, Reason: "unknown field (allowed: " + strings.Join(allowedAt(path), ", ") + ")"}
+	return out
 }
 
 // allowedAt lists the schema's field names next to the field at path.
@@ -109,60 +108,50 @@ func allowedAt(path string) []string {
 
 var listIndex = regexp.MustCompile(`\[\d+\]`)
 
-func checkValue(path string, v any, f field) *LvmdError {
+func checkValue(path string, v any, f field, out *[]*LvmdError) {
 	wrong := &LvmdError{Field: path, Reason: fmt.Sprintf("expected %s, got %s", kindNames[f.kind], typeName(v))}
+	ok := true
 	switch f.kind {
 	case kString:
-		if _, ok := v.(string); !ok {
-			return wrong
-		}
+		_, ok = v.(string)
 	case kBool:
-		if _, ok := v.(bool); !ok {
-			return wrong
-		}
+		_, ok = v.(bool)
 	case kFloat:
-		if _, ok := v.(float64); !ok {
-			return wrong
-		}
+		_, ok = v.(float64)
 	case kUint:
-		n, ok := v.(float64)
-		if !ok || n < 0 || n != math.Trunc(n) || n > math.MaxInt64 {
-			if ok {
-				wrong.Reason = fmt.Sprintf("%v must be an integer >= 0", n)
-			}
-			return wrong
+		n, isNum := v.(float64)
+		ok = isNum && n >= 0 && n == math.Trunc(n) && n <= math.MaxInt64
+		if isNum && !ok {
+			wrong.Reason = fmt.Sprintf("%v must be an integer >= 0", n)
 		}
 	case kStringList:
-		return checkList(path, v, wrong, func(p string, item any) *LvmdError {
-			return checkValue(p, item, field{kind: kString})
-		})
+		ok = checkList(path, v, func(p string, item any) { checkValue(p, item, field{kind: kString}, out) })
 	case kObject:
-		if _, ok := v.(map[string]any); !ok {
-			return wrong
+		if _, ok = v.(map[string]any); ok {
+			checkSchema(path+".", v, f.sub, out)
 		}
-		return checkSchema(path+".", v, f.sub)
 	case kObjectList:
-		return checkList(path, v, wrong, func(p string, item any) *LvmdError {
-			if item == nil {
-				return nil // a null entry is reported by validate with its index
+		ok = checkList(path, v, func(p string, item any) {
+			if item != nil { // a null entry is reported by validate with its index
+				checkValue(p, item, field{kind: kObject, sub: f.sub}, out)
 			}
-			return checkValue(p, item, field{kind: kObject, sub: f.sub})
 		})
 	}
-	return nil
+	if !ok {
+		*out = append(*out, wrong)
+	}
 }
 
-func checkList(path string, v any, wrong *LvmdError, item func(string, any) *LvmdError) *LvmdError {
+// checkList calls item for every element of v, a list; false when v is not one.
+func checkList(path string, v any, item func(string, any)) bool {
 	list, ok := v.([]any)
 	if !ok {
-		return wrong
+		return false
 	}
 	for i, it := range list {
-		if err := item(fmt.Sprintf("%s[%d]", path, i), it); err != nil {
-			return err
-		}
+		item(fmt.Sprintf("%s[%d]", path, i), it)
 	}
-	return nil
+	return true
 }
 
 func typeName(v any) string {

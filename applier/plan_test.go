@@ -273,7 +273,7 @@ func overlay(base fs.FS, files map[string]string) fs.FS {
 // 4.14/4.15 assets template lvmd's socket path (`{{ Dir .SocketName }}`) from the lvmd config.
 func TestPrepareSocketName(t *testing.T) {
 	o := testOptions(t, "4.16")
-	os.WriteFile(o.LvmdPath, []byte("socket-name: /run/custom/lvmd.sock\ndevice-classes:\n- name: a\n  volume-group: vg\n  default: true\n"), 0o644)
+	os.WriteFile(o.LvmdPath, []byte("socket-name: /run/custom/lvmd.sock\ndevice-classes:\n- name: a\n  volume-group: rhel\n  default: true\n"), 0o644)
 	const file = "components/lvms/topolvm-node_daemonset.yaml"
 	data, err := fs.ReadFile(o.Assets, file)
 	if err != nil {
@@ -314,7 +314,7 @@ func TestRuntimeLvmdCopyMode(t *testing.T) {
 		want     os.FileMode
 	}{
 		{name: "defaults", want: 0o600},
-		{name: "user file", userFile: "device-classes:\n- name: a\n  volume-group: vg\n  default: true\n", want: 0o644},
+		{name: "user file", userFile: "device-classes:\n- name: a\n  volume-group: rhel\n  default: true\n", want: 0o644},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
