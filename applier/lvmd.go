@@ -15,7 +15,6 @@ import (
 	"slices"
 	"strings"
 
-	sjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 )
 
@@ -114,9 +113,9 @@ func parseLvmd(name string, data []byte) (*LvmdConfig, []*LvmdError) {
 	if len(bytes.TrimSpace(stripComments(data))) == 0 {
 		return fail("file is empty; expected socket-name and device-classes")
 	}
-	// YAMLToJSONStrict rejects duplicate keys; sigs.k8s.io/json's UnmarshalStrict reports unknown
-	// fields by their path (device-classes[1].colour). Wrong types are reported by checkSchema,
-	// which also knows the list index (the JSON decoder's type errors do not).
+	// YAMLToJSONStrict rejects duplicate keys. Wrong types and unknown fields are reported by
+	// checkSchema, all of them, by their path with the list index (device-classes[1].colour); the
+	// JSON decoder stops at the first and drops the index.
 	jsonData, err := yaml.YAMLToJSONStrict(data)
 	if err != nil {
 		return fail(err.Error())
@@ -129,9 +128,9 @@ func parseLvmd(name string, data []byte) (*LvmdConfig, []*LvmdError) {
 		return fail(fmt.Sprintf("expected a mapping with socket-name and device-classes, got %s", typeName(generic)))
 	}
 	cfg := &LvmdConfig{}
-	strict, decodeErr := sjson.UnmarshalStrict(jsonData, cfg)
-	problems := unknownFields(strict)
+	var problems []*LvmdError
 	checkSchema("", generic, lvmdSchema, &problems)
+	decodeErr := json.Unmarshal(jsonData, cfg)
 	if len(problems) == 0 && decodeErr != nil {
 		problems = append(problems, &LvmdError{Reason: decodeErr.Error()})
 	}

@@ -3,9 +3,7 @@ package applier
 import (
 	"fmt"
 	"math"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 )
 
@@ -61,52 +59,28 @@ var lvmdSchema = []field{
 
 // checkSchema appends every mistyped value under v to out, by its full path
 // (device-classes[1].spare-gb), which the JSON decoder's type errors cannot do (they drop the
-// list index). Fields are visited in schema order, so the report is deterministic; unknown
-// fields are reported by unknownFields.
+// list index), then every key the schema does not have there, with the keys allowed. Fields are
+// visited in schema order and unknown keys sorted, so the report is deterministic.
 func checkSchema(path string, v any, fields []field, out *[]*LvmdError) {
 	m := v.(map[string]any)
+	var allowed []string
 	for _, f := range fields {
+		allowed = append(allowed, f.name)
 		if val, ok := m[f.name]; ok && val != nil {
 			checkValue(path+f.name, val, f, out)
 		}
 	}
-}
-
-// unknownFields turns sigs.k8s.io/json's strict errors (`unknown field
-// "device-classes[1].colour"`) into *LvmdErrors naming the field and the fields allowed there.
-func unknownFields(strict []error) []*LvmdError {
-	var out []*LvmdError
-	for _, e := range strict {
-		msg := e.Error()
-		path, err := strconv.Unquote(strings.TrimPrefix(msg, "unknown field "))
-		if !strings.HasPrefix(msg, "unknown field ") || err != nil {
-			out = append(out, &LvmdError{Reason: msg})
-			continue
+	var unknown []string
+	for k := range m {
+		if !slices.Contains(allowed, k) {
+			unknown = append(unknown, k)
 		}
-		out = append(out, &LvmdError{Field: path, Reason: "unknown field (allowed: " + strings.Join(allowedAt(path), ", ") + ")"})
 	}
-	return out
+	slices.Sort(unknown)
+	for _, k := range unknown {
+		*out = append(*out, &LvmdError{Field: path + k, Reason: "unknown field (allowed: " + strings.Join(allowed, ", ") + ")"})
+	}
 }
-
-// allowedAt lists the schema's field names next to the field at path.
-func allowedAt(path string) []string {
-	fields := lvmdSchema
-	parts := strings.Split(listIndex.ReplaceAllString(path, ""), ".")
-	for _, p := range parts[:len(parts)-1] {
-		i := slices.IndexFunc(fields, func(f field) bool { return f.name == p })
-		if i < 0 {
-			return nil
-		}
-		fields = fields[i].sub
-	}
-	var out []string
-	for _, f := range fields {
-		out = append(out, f.name)
-	}
-	return out
-}
-
-var listIndex = regexp.MustCompile(`\[\d+\]`)
 
 func checkValue(path string, v any, f field, out *[]*LvmdError) {
 	wrong := &LvmdError{Field: path, Reason: fmt.Sprintf("expected %s, got %s", kindNames[f.kind], typeName(v))}

@@ -97,6 +97,7 @@ kustomize and writes them into a MicroShift checkout's assets/ with a lock file.
 	root.AddCommand(
 		newResolveCommand(streams, logs),
 		newApplyCommand(streams, logs),
+		newLvmdCommand(streams),
 		newVersionCommand(streams),
 	)
 	return root

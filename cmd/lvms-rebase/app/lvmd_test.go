@@ -1,0 +1,106 @@
+package app
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// everyTopoLVMField sets every field of TopoLVM's lvmd Config, DeviceClass, ThinPoolConfig and
+// LvcreateOptionClass.
+const everyTopoLVMField = `socket-name: /run/lvmd/lvmd.socket
+lvm-command-prefix: [/usr/bin/nsenter, -m, -u, -i, -n, -p, -t, "1"]
+device-classes:
+- name: striped
+  volume-group: vg1
+  default: true
+  spare-gb: 10
+  stripe: 2
+  stripe-size: 64k
+  lvcreate-options: [--type=raid1]
+  type: thick
+- name: thin
+  volume-group: vg2
+  type: thin
+  thin-pool:
+    name: pool0
+    overprovision-ratio: 5.0
+lvcreate-option-classes:
+- name: raid1
+  options: [--type=raid1, --mirrors=1]
+`
+
+func TestLvmdCheckCommand(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		file string // "" means a path that does not exist
+		args []string
+		code int
+		want []string // lines (substrings) of stdout+stderr, in order
+	}{
+		{name: "every TopoLVM field, host has both groups", file: everyTopoLVMField, args: []string{"--volume-groups", "vg1,vg2"}, code: ExitOK,
+			want: []string{"host: volume groups from --volume-groups (thin pools not checked)", "valid (device classes: striped, thin)"}},
+		{name: "MicroShift's default-like file", file: "device-classes:\n- name: default\n  volume-group: rhel\n  default: true\n  spare-gb: 0\n", args: []string{"--volume-groups", "rhel"}, code: ExitOK,
+			want: []string{"valid (device classes: default)"}},
+		{name: "no device classes", file: "socket-name: /run/lvmd/lvmd.socket\n", args: []string{"--volume-groups", "rhel"}, code: ExitOK,
+			want: []string{"valid (device classes: none, so storage is not deployed)"}},
+		{name: "every TopoLVM field, host lacks one group", file: everyTopoLVMField, args: []string{"--volume-groups", "vg1,other"}, code: ExitError,
+			want: []string{`problem: lvmd config F: device-classes[1].volume-group: device class "thin": volume group "vg2" does not exist on this host (volume groups: vg1, other)`, "Error: F: 1 problem"}},
+		{name: "every problem listed", code: ExitError,
+			file: "socket-name: relative.sock\ndevice-classes:\n- name: a\n  volume-group: vg\n  spare-gb: lots\n  colour: red\n- name: b\n  stripe: x\n  thin-pool: {name: p}\nlvm-command-prefix: nsenter\n",
+			want: []string{
+				`problem: lvmd config F: device-classes[0].spare-gb: expected a non-negative integer, got string "lots"`,
+				"problem: lvmd config F: device-classes[0].colour: unknown field",
+				`problem: lvmd config F: device-classes[1].stripe: expected a non-negative integer, got string "x"`,
+				"problem: lvmd config F: lvm-command-prefix: expected a list of strings",
+				"host: not checked: the file has problems",
+				"Error: F: 4 problems",
+			}},
+		{name: "rules lvmd enforces, all of them", code: ExitError,
+			file: "socket-name: relative.sock\ndevice-classes:\n- name: a\n  volume-group: vg\n- name: a\n  type: thin\n- name: c\n  volume-group: vg\n  type: raid\nlvcreate-option-classes:\n- options: [x]\n",
+			want: []string{
+				`socket-name: "relative.sock" must be an absolute path`,
+				`device-classes[1].name: duplicate device class "a"`,
+				"device-classes[1].volume-group: must not be empty",
+				`device-classes[1].thin-pool: required for device class "a" of type thin`,
+				`device-classes[2].type: "raid" is not one of thick, thin`,
+				"device-classes: 0 device classes have default: true",
+				"lvcreate-option-classes[0].name: must not be empty",
+				"Error: F: 7 problems",
+			}},
+		{name: "thin pool ratio and thick pool", code: ExitError,
+			file: "device-classes:\n- name: a\n  volume-group: vg\n  default: true\n  thin-pool: {name: p, overprovision-ratio: 2}\n- name: b\n  volume-group: vg\n  type: thin\n  thin-pool: {name: p, overprovision-ratio: 0.5}\n",
+			want: []string{`device-classes[0].thin-pool: set on device class "a" of type "thick"`, "device-classes[1].thin-pool.overprovision-ratio: 0.5 must be >= 1", "Error: F: 2 problems"}},
+		{name: "empty file", file: "# nothing\n", code: ExitError, want: []string{"file is empty", "Error: F: 1 problem"}},
+		{name: "duplicate key", file: "device-classes:\n- name: a\n  name: b\n", code: ExitError, want: []string{`"name" already set`}},
+		{name: "missing file", code: ExitUsage, want: []string{"Error: lvmd check: open F"}},
+		{name: "no file argument", code: ExitUsage, args: []string{}, want: []string{"expected one FILE, got 0 arguments"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "lvmd.yaml")
+			if tc.file != "" {
+				if err := os.WriteFile(path, []byte(tc.file), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			args := append([]string{"lvmd", "check", path}, tc.args...)
+			if tc.args != nil && len(tc.args) == 0 {
+				args = []string{"lvmd", "check"}
+			}
+			code, out, errOut := runMain(t, args...)
+			all := strings.ReplaceAll(out+errOut, path, "F")
+			if code != tc.code {
+				t.Errorf("exit %d, want %d; output:\n%s", code, tc.code, all)
+			}
+			rest := all
+			for _, w := range tc.want {
+				i := strings.Index(rest, w)
+				if i < 0 {
+					t.Fatalf("output lacks %q (in order); output:\n%s", w, all)
+				}
+				rest = rest[i+len(w):]
+			}
+		})
+	}
+}
