@@ -18,7 +18,9 @@ func newLvmdCommand(streams IOStreams) *cobra.Command {
 		Use:   "lvmd",
 		Short: "Check lvmd.yaml files (the storage configuration MicroShift reads)",
 		Args:  cobra.NoArgs,
-		RunE:  func(cmd *cobra.Command, _ []string) error { return usageError("lvmd: expected a subcommand: check FILE") },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return usageError("lvmd: expected a subcommand: check FILE")
+		},
 	}
 	var vgs []string
 	check := &cobra.Command{
@@ -35,7 +37,9 @@ building an OS image with the file baked in. Every problem is listed; any proble
 			}
 			return nil
 		},
-		RunE: func(cmd *cobra.Command, args []string) error { return runLvmdCheck(cmd.Context(), streams, args[0], vgs) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runLvmdCheck(cmd.Context(), streams, args[0], vgs)
+		},
 	}
 	check.Flags().StringSliceVar(&vgs, "volume-groups", nil, "the host's volume groups, instead of running vgs (thin pools are then not checked)")
 	cmd.AddCommand(check)
