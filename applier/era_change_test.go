@@ -135,3 +135,29 @@ func TestLVMSObjectsCoverAssets(t *testing.T) {
 		}
 	}
 }
+
+// ReadyWorkloads is greenboot's list per era and plan, and what Options.Wait waits for.
+func TestReadyWorkloads(t *testing.T) {
+	for _, tc := range []struct {
+		era  Era
+		plan Plan
+		want []string
+	}{
+		{EraLVMS, Plan{Storage: true, SnapshotController: true}, []string{
+			"Deployment.apps openshift-storage/lvms-operator", "DaemonSet.apps openshift-storage/vg-manager", "Deployment.apps kube-system/csi-snapshot-controller"}},
+		{EraTopoLVM, Plan{Storage: true, SnapshotController: true, SnapshotWebhook: true}, []string{
+			"Deployment.apps openshift-storage/topolvm-controller", "DaemonSet.apps openshift-storage/topolvm-node",
+			"Deployment.apps kube-system/csi-snapshot-webhook", "Deployment.apps kube-system/csi-snapshot-controller"}},
+		{EraLVMS, Plan{SnapshotController: true}, []string{"Deployment.apps kube-system/csi-snapshot-controller"}},
+		{EraTopoLVM, Plan{}, nil},
+	} {
+		if got := refsNamed(ReadyWorkloads(tc.era, tc.plan)); !slices.Equal(got, tc.want) {
+			t.Errorf("ReadyWorkloads(%s, %+v) = %v, want %v", tc.era, tc.plan, got, tc.want)
+		}
+	}
+	o := testOptions(t, "4.17")
+	pl := mustPrepare(t, o)
+	if !slices.Equal(pl.ready, ReadyWorkloads(EraLVMS, pl.result.Plan)) {
+		t.Errorf("Wait watches %v, not ReadyWorkloads", pl.ready)
+	}
+}
