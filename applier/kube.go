@@ -373,6 +373,11 @@ func (k *kube) createOnly(ctx context.Context, ri dynamic.ResourceInterface, u *
 		res.Unchanged = append(res.Unchanged, ref)
 		return nil
 	}
+	// The applied-hash marks it as created by MicroShift, so what the operator creates for it
+	// (vg-manager) can be proven MicroShift's on a rollback; it is never compared.
+	if _, err := setAppliedHash(u); err != nil {
+		return fmt.Errorf("hashing %s: %w", ref, err)
+	}
 	// The operator's validating webhook may match the LVMCluster before the operator serves it
 	// (the Deployment was applied moments ago), so webhook failures are retried like an
 	// unreachable API server.

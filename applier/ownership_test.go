@@ -93,8 +93,13 @@ func TestPruneLeavesForeignObjects(t *testing.T) {
 		t.Errorf("warnings %q do not name the foreign objects", res.Warnings)
 	}
 
-	// The same objects in the way of an era change (4.17 TopoLVM clean-up, here from a 4.16
-	// start by hand): a foreign topolvm-node survives too.
+	// An era change's clean-up (4.17 deletes TopoLVM's objects) spares a topolvm-node someone
+	// else deployed. The OLM install is removed first: its Deployment's selector is immutable.
+	for _, r := range olm {
+		if err := e.ri(r).Delete(context.Background(), r.Name, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	foreignNode := daemonSetRef(StorageNamespace, "topolvm-node")
 	e.create(foreignNode, "helm", olmDeployment)
 	o = testOptions(t, "4.17")
