@@ -160,10 +160,10 @@ func ChooseLVMS(ctx context.Context, src *source.Source, o source.Options, ocp, 
 		if err != nil || m != strings.TrimSpace(forced) {
 			return era.Choice{}, usageErr("--lvms %q: expected X.Y (e.g. 4.21)", forced)
 		}
-		return era.Choice{Minor: m, Rule: "flag", Reason: "forced with --lvms " + m}, nil
+		return forcedChoice(m), nil
 	}
 	if o.BundleRef != "" {
-		return era.Choice{Rule: "bundle", Reason: "the minor of the bundle pinned with --lvms-bundle"}, nil
+		return bundleChoice(""), nil
 	}
 	if p, err := era.PolicyFor(ocp); err == nil && p.Pin != "" {
 		return era.Choose(ocp, nil)
@@ -175,12 +175,34 @@ func ChooseLVMS(ctx context.Context, src *source.Source, o source.Options, ocp, 
 	return era.Choose(ocp, published)
 }
 
-// lockChoice is the LVMS choice recorded in a lock (nil for older locks: the CSV's minor).
-func lockChoice(l *lock.Lock) string {
-	if l.LVMS == nil {
-		return ""
+// forcedChoice and bundleChoice are the LVMS choices --lvms and --lvms-bundle make.
+func forcedChoice(m string) era.Choice {
+	return era.Choice{Minor: m, Rule: "flag", Reason: "forced with --lvms " + m}
+}
+
+func bundleChoice(m string) era.Choice {
+	return era.Choice{Minor: m, Rule: "bundle", Reason: "the minor of the bundle pinned with --lvms-bundle"}
+}
+
+// lockedChoice is the choice the lock's recorded LVMS rule gives for the bundle it pins (of
+// minor, its CSV's), for --check to compare with what the lock records: an edited minor,
+// rule or reason differs from it. The era policy is applied as if that minor were the only
+// one published, which gives a policy choice back exactly (exact, newest-below and pinned
+// depend only on the OpenShift minor and the minor chosen); a minor the policy would never
+// pick gives the policy's refusal as the reason.
+func lockedChoice(ocp string, recorded *lock.LVMS, minor string) era.Choice {
+	switch recorded.Rule {
+	case "flag":
+		return forcedChoice(minor)
+	case "bundle":
+		return bundleChoice(minor)
 	}
-	return l.LVMS.Minor
+	c, err := era.Choose(ocp, []string{minor})
+	if err != nil {
+		return era.Choice{Minor: minor, Rule: "none", Reason: err.Error()}
+	}
+	c.Warning = ""
+	return c
 }
 
 // resolve chooses the LVMS minor, resolves the bundle and payloads, and combines the era of
@@ -192,18 +214,18 @@ func (r *runner) resolve(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if r.opts.Mode == ModeCheck && r.result.old.LVMS != nil {
-		old := r.result.old.LVMS
-		choice = era.Choice{Minor: old.Minor, Rule: old.Rule, Reason: old.Reason}
-	}
 	// The bundle and payloads stay extracted under the work directory for the fetch phases.
 	if res.Resolution, err = r.src.ResolveIn(ctx, r.opts.OCP, choice.Minor, filepath.Join(r.work, "resolved")); err != nil {
-		return err
+		return r.pinsDisagree(err)
 	}
 	if choice.Minor == "" {
 		if choice.Minor, err = MinorOf(res.Resolution.Bundle.CSVVersion); err != nil {
 			return fmt.Errorf("bundle %s: CSV spec.version: %w", res.Resolution.Bundle.Ref, err)
 		}
+	}
+	if r.opts.Mode == ModeCheck && res.old.LVMS != nil {
+		// --check pins the bundle, not the minor: the recorded rule is applied again to it.
+		choice = lockedChoice(r.opts.OCP, res.old.LVMS, choice.Minor)
 	}
 	if choice.Warning != "" {
 		r.warn(choice.Warning)
@@ -221,4 +243,61 @@ func (r *runner) resolve(ctx context.Context) error {
 	}
 	res.Era, res.OCPEra = r.era.Name, r.era.OCPEra
 	return nil
+}
+
+// pinsDisagree turns a resolution error of --check whose cause is the lock itself — its
+// pinned payload is not the version its tag or the lock's OpenShift minor says
+// (source.MismatchError) — into drift: the lock differs from what its inputs give.
+func (r *runner) pinsDisagree(err error) error {
+	var mm *source.MismatchError
+	if r.opts.Mode != ModeCheck || !errors.As(err, &mm) {
+		return err
+	}
+	r.result.Drift = true
+	r.result.LockDrift = append(r.result.LockDrift, mm.Error())
+	return fmt.Errorf("%w: lock file %s: %v", ErrDrift, lock.Path, err)
+}
+
+// payloadRuleDrift verifies the lock's payload rule against the tree: rule tree names
+// last_rebase.sh and pins the payloads that file runs rebase.sh with now; rule newest pins
+// the GA tags of the payload version; newest and pinned read no file. Older locks record no
+// rule. A last_rebase.sh that cannot be read is an error, as in a run.
+func payloadRuleDrift(root string, l *lock.Lock) ([]string, error) {
+	var out []string
+	add := func(format string, a ...any) { out = append(out, fmt.Sprintf(format, a...)) }
+	switch l.PayloadRule {
+	case "":
+		return nil, nil
+	case PayloadTree:
+		if l.PayloadSource != LastRebaseFile {
+			add("payloadSource: the lock records %q, rule tree reads %s", l.PayloadSource, LastRebaseFile)
+		}
+		data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(LastRebaseFile)))
+		if errors.Is(err, fs.ErrNotExist) {
+			add("payloadRule: the lock records tree, the tree has no %s", LastRebaseFile)
+			return out, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		specs, err := ParseLastRebase(data)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range l.Payloads {
+			if want := lockRef(specs[p.Arch], p.Digest); p.Ref != want {
+				add("payloads[%s].ref: the lock records %s, %s gives %s", p.Arch, p.Ref, LastRebaseFile, want)
+			}
+		}
+	default:
+		if l.PayloadSource != "" {
+			add("payloadSource: the lock records %q, rule %s reads no file", l.PayloadSource, l.PayloadRule)
+		}
+		for _, p := range l.Payloads {
+			if l.PayloadRule == PayloadNewest && !strings.HasSuffix(p.Ref, ":"+p.Version+"-"+p.Arch) {
+				add("payloads[%s].ref: the lock records %s, rule newest pins the GA tag %s-%s", p.Arch, p.Ref, p.Version, p.Arch)
+			}
+		}
+	}
+	return out, nil
 }

@@ -571,8 +571,13 @@ func (r *runner) check() error {
 		return err
 	}
 	res.Changes = changes
-	// The lock itself is verified too: an edited hash or input is drift, not "no changes".
+	// The lock itself is verified too: an edited hash, input or rule is drift, not "no changes".
+	ruleDrift, err := payloadRuleDrift(root, res.old)
+	if err != nil {
+		return err
+	}
 	lockDrift := append(res.old.CheckFiles(os.DirFS(root)), lock.Compare(res.old, r.newLock)...)
+	lockDrift = append(lockDrift, ruleDrift...)
 	res.LockDrift = lockDrift
 	if !changes.Changed() && len(lockDrift) == 0 {
 		return nil
@@ -783,8 +788,9 @@ func pinFromLock(o *Options, l *lock.Lock) error {
 	if l.Bundle.Ref == "" || l.Bundle.Digest == "" {
 		return fmt.Errorf("--check: lock file %s: bundle ref and digest are required", lock.Path)
 	}
+	// The bundle is pinned, not its minor: the minor is the CSV's, and the lock's LVMS rule
+	// is applied to it again (lockedChoice), so an edited minor is drift, not a failed fetch.
 	o.Source.BundleRef = l.Bundle.Ref + "@" + l.Bundle.Digest
-	o.LVMS = lockChoice(l)
 	o.Source.ReleaseRefs = map[string]string{}
 	var arches []string
 	for _, p := range l.Payloads {

@@ -273,3 +273,45 @@ func TestMarshalFillsKind(t *testing.T) {
 		t.Fatalf("apiVersion/kind not filled:\n%s", b)
 	}
 }
+
+// TestCompareEveryField: each recorded field Compare covers is reported, by name, when it
+// differs; the tool version and the snapshot-assets source are not.
+func TestCompareEveryField(t *testing.T) {
+	for _, tc := range []struct {
+		field string
+		edit  func(l *Lock)
+		want  string // "" for the exempt fields
+	}{
+		{"ocp", func(l *Lock) { l.OCP = "4.19" }, "ocp:"},
+		{"era", func(l *Lock) { l.Era = "lvms-4.19" }, "era:"},
+		{"payloadVersion", func(l *Lock) { l.PayloadVersion = "4.18.13" }, "payloadVersion:"},
+		{"lvms", func(l *Lock) { l.LVMS = &LVMS{Minor: "4.18", Rule: "exact", Reason: "x"} }, "lvms:"},
+		{"bundle", func(l *Lock) { l.Bundle.Version = "v4.18.5" }, "bundle:"},
+		{"payloads", func(l *Lock) { l.Payloads[0].Digest = d("f") }, "payloads:"},
+		{"snapshotAssets.commit", func(l *Lock) { l.SnapshotAssets.Commit = "f" }, "snapshotAssets.commit:"},
+		{"snapshotAssets.sha256", func(l *Lock) { l.SnapshotAssets.SHA256 = d("f") }, "snapshotAssets.sha256:"},
+		{"snapshotAssets.files", func(l *Lock) { l.SnapshotAssets.Files[0].SHA256 = strings.Repeat("f", 64) }, "snapshotAssets.files[assets/csi_controller_deployment.yaml].sha256:"},
+		{"snapshotAssets.files added", func(l *Lock) {
+			l.SnapshotAssets.Files = append(l.SnapshotAssets.Files, File{Path: "assets/x.yaml", SHA256: strings.Repeat("f", 64)})
+		}, "snapshotAssets.files[assets/x.yaml].sha256:"},
+		{"images", func(l *Lock) { l.Images[1].From = "payload" }, "images[lvms_operator]:"},
+		{"files", func(l *Lock) { l.Files[0].SHA256 = strings.Repeat("f", 64) }, ".sha256: the lock records ffff"},
+		{"toolVersion", func(l *Lock) { l.ToolVersion = "v9" }, ""},
+		{"snapshotAssets.source", func(l *Lock) { l.SnapshotAssets.Source = "/a/copy" }, ""},
+	} {
+		t.Run(tc.field, func(t *testing.T) {
+			actual, recorded := sample(), sample()
+			tc.edit(recorded)
+			got := strings.Join(Compare(recorded, actual), "\n")
+			if tc.want == "" {
+				if got != "" {
+					t.Errorf("an exempt field is reported: %s", got)
+				}
+				return
+			}
+			if !strings.Contains(got, tc.want) || strings.Count(got, "\n") != 0 {
+				t.Errorf("Compare = %q, want one difference naming %q", got, tc.want)
+			}
+		})
+	}
+}

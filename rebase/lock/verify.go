@@ -14,9 +14,10 @@ import (
 // Compare lists where a recorded lock differs from the lock a re-render of its inputs
 // produces, field by field, so that `--check` reports an edited lock as drift instead of "no
 // changes". The tool version and the snapshot-assets source (a user may point --check at
-// another copy of the same commit) are not compared; the files are, path by path. How the
-// inputs were chosen (payloadRule, payloadSource) is taken over by --check, not re-derived,
-// so it is not compared either; an edited LVMS minor fails the re-render itself.
+// another copy of the same commit; its content is pinned by sha256 and per file) are not
+// compared; the files and the snapshot files are, path by path. The LVMS choice of actual is
+// the recorded rule applied again to the pinned bundle; how the payloads were chosen
+// (payloadRule, payloadSource) is verified against the tree by the caller, which knows it.
 func Compare(recorded, actual *Lock) []string {
 	var out []string
 	cmp := func(field string, a, b any) {
@@ -32,11 +33,15 @@ func Compare(recorded, actual *Lock) []string {
 	cmp("payloads", byKey(recorded.Payloads, func(p Payload) string { return p.Arch }), byKey(actual.Payloads, func(p Payload) string { return p.Arch }))
 	cmp("snapshotAssets.commit", recorded.SnapshotAssets.Commit, actual.SnapshotAssets.Commit)
 	cmp("snapshotAssets.sha256", recorded.SnapshotAssets.SHA256, actual.SnapshotAssets.SHA256)
+	rs, as := byKey(recorded.SnapshotAssets.Files, filePath), byKey(actual.SnapshotAssets.Files, filePath)
+	for _, k := range unionKeys(rs, as) {
+		cmp("snapshotAssets.files["+k+"].sha256", rs[k].SHA256, as[k].SHA256)
+	}
 	ri, ai := byKey(recorded.Images, func(i ImageDigests) string { return i.Key }), byKey(actual.Images, func(i ImageDigests) string { return i.Key })
 	for _, k := range unionKeys(ri, ai) {
 		cmp("images["+k+"]", fmt.Sprintf("%+v", ri[k]), fmt.Sprintf("%+v", ai[k]))
 	}
-	rf, af := byKey(recorded.Files, func(f File) string { return f.Path }), byKey(actual.Files, func(f File) string { return f.Path })
+	rf, af := byKey(recorded.Files, filePath), byKey(actual.Files, filePath)
 	for _, k := range unionKeys(rf, af) {
 		cmp("files["+k+"].sha256", rf[k].SHA256, af[k].SHA256)
 	}
@@ -61,6 +66,8 @@ func (l *Lock) CheckFiles(fsys fs.FS) []string {
 	}
 	return out
 }
+
+func filePath(f File) string { return f.Path }
 
 func byKey[T any](items []T, key func(T) string) map[string]T {
 	m := make(map[string]T, len(items))

@@ -575,7 +575,7 @@ func (s *Source) resolvePayload(ctx context.Context, arch, ref, ocp string, x *E
 	if r.tag != "" {
 		want := strings.TrimSuffix(strings.TrimSuffix(r.tag, "-"+arch), "-multi")
 		if _, err := semver.NewVersion(want); err == nil && want != version {
-			return nil, fmt.Errorf("payload %s (%s): release-metadata version %s does not match tag %s", ref, arch, version, r.tag)
+			return nil, &MismatchError{Msg: fmt.Sprintf("payload %s (%s): release-metadata version %s does not match tag %s", ref, arch, version, r.tag)}
 		}
 	}
 	v, err := semver.NewVersion(version)
@@ -583,10 +583,17 @@ func (s *Source) resolvePayload(ctx context.Context, arch, ref, ocp string, x *E
 		return nil, fmt.Errorf("payload %s (%s): release-metadata version %q: %w", ref, arch, version, err)
 	}
 	if got := fmt.Sprintf("%d.%d", v.Major(), v.Minor()); got != ocp {
-		return nil, fmt.Errorf("payload %s (%s): release-metadata version %s is OpenShift %s, want %s", ref, arch, version, got, ocp)
+		return nil, &MismatchError{Msg: fmt.Sprintf("payload %s (%s): release-metadata version %s is OpenShift %s, want %s", ref, arch, version, got, ocp)}
 	}
 	return p, nil
 }
+
+// MismatchError is a payload whose content contradicts what it was asked for: its
+// release-metadata version is not its tag's, or not of the OpenShift minor requested. For a
+// run pinned by a lock file (--check) it means the lock's pins do not belong together.
+type MismatchError struct{ Msg string }
+
+func (e *MismatchError) Error() string { return e.Msg }
 
 type relatedImage struct {
 	Name  string

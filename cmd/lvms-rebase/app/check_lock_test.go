@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/lvms-rebase/lvms-rebase/rebase/lock"
 )
 
 // TestCheckVerifiesLock: --check treats an edited lock as drift (exit 3) — a recorded file
@@ -80,6 +82,83 @@ func TestCheckVerifiesLock(t *testing.T) {
 			}
 			if _, _, jsonErr := e.run(dir, "--check", "--log-format", "json"); strings.Contains(jsonErr, `"level":"ERROR"`) {
 				t.Errorf("drift logged as an ERROR (json):\n%s", jsonErr)
+			}
+		})
+	}
+}
+
+// TestCheckVerifiesEveryLockField: on a plain 5.0 run (payloads from last_rebase.sh, LVMS 4.21
+// by the newest-below rule), every field of the lock that records an input or a rule is
+// edited in turn; --check reports each as drift (exit 3) naming the field, and leaves the tree
+// as it was. The tool version is the one field a --check may see differ.
+func TestCheckVerifiesEveryLockField(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: one --check per lock field")
+	}
+	e := newE2E(t)
+	dir := copyTree(t, filepath.Join(treesRoot, "5.0"))
+	if code, out, errOut := e.run(dir); code != 0 {
+		t.Fatalf("rebase: exit %d\n%s\n%s", code, out, errOut)
+	}
+	lockPath := filepath.Join(dir, filepath.FromSlash(lock.Path))
+	orig, err := os.ReadFile(lockPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := readLockFile(t, dir)
+	if base.PayloadRule != "tree" || base.LVMS == nil || base.LVMS.Rule != "newest-below" || len(base.SnapshotAssets.Files) == 0 {
+		t.Fatalf("the run did not record what this test edits: rule %q, lvms %+v, %d snapshot files", base.PayloadRule, base.LVMS, len(base.SnapshotAssets.Files))
+	}
+	other := strings.Repeat("b", 64)
+	for _, tc := range []struct {
+		field string
+		edit  func(l *lock.Lock)
+		code  int
+		want  string
+	}{
+		{"ocp", func(l *lock.Lock) { l.OCP = "4.22" }, ExitDrift, "is OpenShift 5.0, want 4.22"},
+		{"era", func(l *lock.Lock) { l.Era = "lvms-4.18" }, ExitDrift, "era: the lock records lvms-4.18"},
+		{"payloadVersion", func(l *lock.Lock) { l.PayloadVersion = "5.0.9" }, ExitDrift, "payloadVersion: the lock records 5.0.9"},
+		{"lvms.minor", func(l *lock.Lock) { l.LVMS.Minor = "4.20" }, ExitDrift, "lvms: the lock records {Minor:4.20"},
+		{"lvms.rule", func(l *lock.Lock) { l.LVMS.Rule = "flag" }, ExitDrift, "Rule:flag"},
+		{"lvms.reason", func(l *lock.Lock) { l.LVMS.Reason = "because" }, ExitDrift, "Reason:because"},
+		{"payloadRule newest", func(l *lock.Lock) { l.PayloadRule = "newest" }, ExitDrift, "rule newest pins the GA tag"},
+		{"payloadRule pinned", func(l *lock.Lock) { l.PayloadRule = "pinned" }, ExitDrift, `payloadSource: the lock records "scripts/auto-rebase/last_rebase.sh", rule pinned reads no file`},
+		{"payloadSource", func(l *lock.Lock) { l.PayloadSource = "" }, ExitDrift, `payloadSource: the lock records "", rule tree reads scripts/auto-rebase/last_rebase.sh`},
+		{"bundle.ref", func(l *lock.Lock) { l.Bundle.Ref = strings.Replace(l.Bundle.Ref, ":v4.21.1-4", ":v4.21.0", 1) }, ExitDrift, "bundle: the lock records"},
+		{"bundle.version", func(l *lock.Lock) { l.Bundle.Version = "v4.21.0" }, ExitDrift, "bundle: the lock records"},
+		{"payloads.ref", func(l *lock.Lock) { l.Payloads[0].Ref = strings.Replace(l.Payloads[0].Ref, "2026-07", "2026-06", 1) }, ExitDrift, "does not match tag"},
+		{"payloads.version", func(l *lock.Lock) { l.Payloads[1].Version = "5.0.9" }, ExitDrift, "payloads: the lock records"},
+		{"snapshotAssets.commit", func(l *lock.Lock) { l.SnapshotAssets.Commit = other[:40] }, ExitDrift, "snapshotAssets.commit"},
+		{"snapshotAssets.sha256", func(l *lock.Lock) { l.SnapshotAssets.SHA256 = "sha256:" + other }, ExitDrift, "snapshotAssets.sha256"},
+		{"snapshotAssets.files", func(l *lock.Lock) { l.SnapshotAssets.Files[0].SHA256 = other }, ExitDrift, "snapshotAssets.files[" + base.SnapshotAssets.Files[0].Path + "].sha256"},
+		{"images.repository", func(l *lock.Lock) { l.Images[0].Repository += "-x" }, ExitDrift, "images[" + base.Images[0].Key + "]"},
+		{"images.arch", func(l *lock.Lock) { l.Images[0].Arch["x86_64"] = "sha256:" + other }, ExitDrift, "images[" + base.Images[0].Key + "]"},
+		{"files", func(l *lock.Lock) { l.Files[0].SHA256 = other }, ExitDrift, "files[" + base.Files[0].Path + "]"},
+		{"toolVersion (exempt)", func(l *lock.Lock) { l.ToolVersion = "v0.0.1-elsewhere" }, 0, ""},
+	} {
+		t.Run(tc.field, func(t *testing.T) {
+			e.t = t
+			l := readLockFile(t, dir)
+			tc.edit(l)
+			data, err := l.Marshal()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(lockPath, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			defer os.WriteFile(lockPath, orig, 0o644)
+			before := treeHash(t, dir)
+			code, out, errOut := e.run(dir, "--check")
+			if code != tc.code {
+				t.Fatalf("edited %s: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", tc.field, code, tc.code, out, errOut)
+			}
+			if !strings.Contains(out+errOut, tc.want) {
+				t.Errorf("the drift report does not say %q:\n%s\n%s", tc.want, out, errOut)
+			}
+			if treeHash(t, dir) != before {
+				t.Error("--check changed the tree")
 			}
 		})
 	}
