@@ -245,16 +245,18 @@ func (r *runner) resolve(ctx context.Context) error {
 	return nil
 }
 
-// pinsDisagree turns a resolution error of --check whose cause is the lock itself — its
-// pinned payload is not the version its tag or the lock's OpenShift minor says
-// (source.MismatchError) — into drift: the lock differs from what its inputs give.
+// pinsDisagree turns a resolution error of --check whose cause is the lock itself into
+// drift, the lock differing from what its inputs give: a pinned payload that is not the
+// version its tag or the lock's OpenShift minor says (source.MismatchError), or a pinned
+// digest the registry does not have (source.UnknownDigestError).
 func (r *runner) pinsDisagree(err error) error {
 	var mm *source.MismatchError
-	if r.opts.Mode != ModeCheck || !errors.As(err, &mm) {
+	var ud *source.UnknownDigestError
+	if r.opts.Mode != ModeCheck || (!errors.As(err, &mm) && !errors.As(err, &ud)) {
 		return err
 	}
 	r.result.Drift = true
-	r.result.LockDrift = append(r.result.LockDrift, mm.Error())
+	r.result.LockDrift = append(r.result.LockDrift, err.Error())
 	return fmt.Errorf("%w: lock file %s: %v", ErrDrift, lock.Path, err)
 }
 

@@ -266,7 +266,35 @@ func (s *Source) manifestByDigest(ctx context.Context, r imgRef, h v1.Hash) (*ma
 		order := append([]string{loc}, append(append([]string(nil), locs[:i]...), locs[i+1:]...)...)
 		return &manifest{ref: r, raw: got.Manifest, mediaType: got.MediaType, digest: h, locs: order}, nil
 	}
+	if allNotFound(errs) {
+		return nil, &UnknownDigestError{Repo: r.repo, Digest: h.String(), Err: errors.Join(errs...)}
+	}
 	return nil, errors.Join(errs...)
+}
+
+// UnknownDigestError is a manifest pinned by digest that every location answers 404 for:
+// the registry does not have it. For a run pinned by a lock file (--check) the lock's input
+// is not what the registry gives.
+type UnknownDigestError struct {
+	Repo, Digest string
+	Err          error
+}
+
+func (e *UnknownDigestError) Error() string {
+	return fmt.Sprintf("%s@%s: the registry does not have this manifest (HTTP 404): %v", e.Repo, e.Digest, e.Err)
+}
+
+func (e *UnknownDigestError) Unwrap() error { return e.Err }
+
+// allNotFound reports whether every error is an HTTP 404 (and there is at least one).
+func allNotFound(errs []error) bool {
+	for _, err := range errs {
+		var te *transport.Error
+		if !errors.As(err, &te) || te.StatusCode != http.StatusNotFound {
+			return false
+		}
+	}
+	return len(errs) > 0
 }
 
 func (s *Source) ociManifest(r imgRef) (*manifest, error) {

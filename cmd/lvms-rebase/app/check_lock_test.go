@@ -127,6 +127,8 @@ func TestCheckVerifiesEveryLockField(t *testing.T) {
 		{"payloadSource", func(l *lock.Lock) { l.PayloadSource = "" }, ExitDrift, `payloadSource: the lock records "", rule tree reads scripts/auto-rebase/last_rebase.sh`},
 		{"bundle.ref", func(l *lock.Lock) { l.Bundle.Ref = strings.Replace(l.Bundle.Ref, ":v4.21.1-4", ":v4.21.0", 1) }, ExitDrift, "bundle: the lock records"},
 		{"bundle.version", func(l *lock.Lock) { l.Bundle.Version = "v4.21.0" }, ExitDrift, "bundle: the lock records"},
+		{"bundle.digest", func(l *lock.Lock) { l.Bundle.Digest = "sha256:" + other }, ExitDrift, "@sha256:" + other + ": the registry does not have this manifest"},
+		{"payloads.digest", func(l *lock.Lock) { l.Payloads[0].Digest = "sha256:" + other }, ExitDrift, "@sha256:" + other + ": the registry does not have this manifest"},
 		{"payloads.ref", func(l *lock.Lock) { l.Payloads[0].Ref = strings.Replace(l.Payloads[0].Ref, "2026-07", "2026-06", 1) }, ExitDrift, "does not match tag"},
 		{"payloads.version", func(l *lock.Lock) { l.Payloads[1].Version = "5.0.9" }, ExitDrift, "payloads: the lock records"},
 		{"snapshotAssets.commit", func(l *lock.Lock) { l.SnapshotAssets.Commit = other[:40] }, ExitDrift, "snapshotAssets.commit"},
