@@ -41,8 +41,8 @@ const (
 	// AppliedHashAnnotation records a hash of the applied object, so that fields removed from the
 	// assets are noticed even though the live object still contains everything that was sent.
 	AppliedHashAnnotation = "lvms.microshift.io/applied-hash"
-	// LvmdChecksumAnnotation is the pod-template annotation the TopoLVM node DaemonSet template sets.
-	LvmdChecksumAnnotation = "lvms.microshift.io/lvmd_config_sha256sum"
+	// lvmdChecksumAnnotation is the pod-template annotation the TopoLVM node DaemonSet template sets.
+	lvmdChecksumAnnotation = "lvms.microshift.io/lvmd_config_sha256sum"
 )
 
 // Options configures Apply. Only Assets and RESTConfig are required.
@@ -186,7 +186,7 @@ func Apply(ctx context.Context, opts Options) (*Result, error) {
 		o.Logger.Error("storage driver not deployed", "error", pl.storageErr)
 	}
 	if pl.era.runtimeLvmdCopy && res.Plan.Storage {
-		changed, err := WriteFileAtomic(o.RuntimeLvmdPath, pl.runtimeLvmd, pl.runtimeMode)
+		changed, err := writeFileAtomic(o.RuntimeLvmdPath, pl.runtimeLvmd, pl.runtimeMode)
 		if err != nil {
 			pl.failStorage(fmt.Errorf("writing runtime lvmd copy: %w", err))
 		}
@@ -365,10 +365,10 @@ func (pl *preparation) identifyEra(context.Context) error {
 func (pl *preparation) gates(context.Context) error {
 	o := pl.o
 	_, lvmdErr := os.Stat(o.LvmdPath)
-	gates, err := Gates(GateInput{
+	gates, err := decideGates(gateInput{
 		Config:          o.Storage,
 		LvmdFilePresent: lvmdErr == nil,
-		WebhookShipped:  slices.ContainsFunc(pl.shipped, SnapshotWebhookObjects[0].SameObject),
+		WebhookShipped:  slices.ContainsFunc(pl.shipped, snapshotWebhookObjects[0].SameObject),
 	})
 	if err != nil {
 		return err
@@ -394,12 +394,12 @@ func (pl *preparation) resolveImages(context.Context) error {
 	if pl.images = pl.o.Images; pl.images != nil {
 		return nil
 	}
-	rel, err := fs.Sub(pl.o.Assets, ReleaseDir)
+	rel, err := fs.Sub(pl.o.Assets, releaseDir)
 	if err != nil {
 		return fmt.Errorf("release images: %w", err)
 	}
-	if pl.images, err = ReleaseImages(rel, pl.o.Arch); err != nil {
-		return fmt.Errorf("assets %s/: %w", ReleaseDir, err)
+	if pl.images, err = releaseImages(rel, pl.o.Arch); err != nil {
+		return fmt.Errorf("assets %s/: %w", releaseDir, err)
 	}
 	return nil
 }
@@ -427,7 +427,7 @@ func (pl *preparation) schedule(context.Context) error {
 		pl.deletes = append(pl.deletes, pl.era.legacy...)
 	}
 	if p.SnapshotController && !p.SnapshotWebhook {
-		pl.deletes = append(pl.deletes, SnapshotWebhookObjects...)
+		pl.deletes = append(pl.deletes, snapshotWebhookObjects...)
 	}
 	pl.ready = ReadyWorkloads(pl.era.era, p)
 	if pl.o.Storage.Driver == DriverNone {
@@ -436,12 +436,12 @@ func (pl *preparation) schedule(context.Context) error {
 	if !p.SnapshotController {
 		var controller []ObjectRef
 		for _, r := range snapshotRefs {
-			if !slices.ContainsFunc(SnapshotWebhookObjects, r.SameObject) {
+			if !slices.ContainsFunc(snapshotWebhookObjects, r.SameObject) {
 				controller = append(controller, r)
 			}
 		}
 		if !p.SnapshotWebhook {
-			controller = append(controller, SnapshotWebhookObjects...)
+			controller = append(controller, snapshotWebhookObjects...)
 		}
 		pl.pruneSnapshot = pruneCandidates(controller, nil)
 	}
@@ -453,7 +453,7 @@ func (pl *preparation) schedule(context.Context) error {
 // read and reported even without LVM, and fails only the storage component.
 func (pl *preparation) prepareLvmd(ctx context.Context, o Options) (lvmdStr, socketName string) {
 	res := pl.result
-	socketName = DefaultSocketName
+	socketName = defaultSocketName
 	if !res.Plan.Storage {
 		return "", socketName
 	}
@@ -479,7 +479,7 @@ func (pl *preparation) prepareLvmd(ctx context.Context, o Options) (lvmdStr, soc
 	cfg, src := userCfg, LvmdSource{Path: o.LvmdPath, Message: "Read from " + o.LvmdPath}
 	if cfg == nil {
 		var msg string
-		cfg, msg = DefaultLvmd(vgs)
+		cfg, msg = defaultLvmd(vgs)
 		src = LvmdSource{Message: msg}
 	}
 	res.Lvmd = src
@@ -493,7 +493,7 @@ func (pl *preparation) prepareLvmd(ctx context.Context, o Options) (lvmdStr, soc
 	if err != nil {
 		return pl.failStorage(err), cfg.SocketName
 	}
-	res.LvmdChecksum = Sha256sum(lvmdStr)
+	res.LvmdChecksum = sha256sum(lvmdStr)
 	return lvmdStr, cfg.SocketName
 }
 
@@ -506,7 +506,7 @@ func readUserLvmd(path string) (*LvmdConfig, []byte, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading lvmd config %s: %w", path, err)
 	}
-	cfg, err := ParseLvmd(path, data)
+	cfg, err := parseLvmdConfig(path, data)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -581,7 +581,7 @@ func (pl *preparation) add(f rawFile, d *unstructured.Unstructured, lvmdStr stri
 	ob := object{file: f.path, comp: f.comp, obj: d}
 	if f.comp == compSnapshot && d.GetKind() != "CustomResourceDefinition" {
 		ob.comp = compSnapshotController
-		if slices.ContainsFunc(SnapshotWebhookObjects, ob.ref().SameObject) {
+		if slices.ContainsFunc(snapshotWebhookObjects, ob.ref().SameObject) {
 			ob.comp = compSnapshotWebhook
 		}
 	}

@@ -216,7 +216,7 @@ func TestApplyFreshEras(t *testing.T) {
 					t.Errorf("cluster-scoped webhook has namespace %q", vwc.GetNamespace())
 				}
 				data, err := os.ReadFile(o.RuntimeLvmdPath)
-				if err != nil || !res.RuntimeLvmdWritten || Sha256sum(string(data)) != res.LvmdChecksum {
+				if err != nil || !res.RuntimeLvmdWritten || sha256sum(string(data)) != res.LvmdChecksum {
 					t.Errorf("runtime lvmd copy: %q %v written=%v", data, err, res.RuntimeLvmdWritten)
 				}
 			}
@@ -263,10 +263,10 @@ func TestLvmdChangeRollsOnlyNodeTemplate(t *testing.T) {
 		}
 	}
 	ds = e.mustGet(daemonSetRef(StorageNamespace, "topolvm-node"))
-	sum, _, _ := unstructured.NestedString(ds.Object, "spec", "template", "metadata", "annotations", LvmdChecksumAnnotation)
+	sum, _, _ := unstructured.NestedString(ds.Object, "spec", "template", "metadata", "annotations", lvmdChecksumAnnotation)
 	cm := e.mustGet(ObjectRef{Version: "v1", Kind: "ConfigMap", Namespace: StorageNamespace, Name: "lvmd"})
 	data, _, _ := unstructured.NestedString(cm.Object, "data", "lvmd.yaml")
-	if ds.GetGeneration() != gen+1 || sum != Sha256sum(data) || !strings.Contains(data, "volume-group: data") {
+	if ds.GetGeneration() != gen+1 || sum != sha256sum(data) || !strings.Contains(data, "volume-group: data") {
 		t.Errorf("generation %d→%d, checksum %s, data %q", gen, ds.GetGeneration(), sum, data)
 	}
 	// Only the comment changes: same canonical config, so nothing rolls.
@@ -367,8 +367,8 @@ func TestUpgradeTopoLVMToLVMS(t *testing.T) {
 	o418 := testOptions(t, "4.18")
 	o418.LvmdPath, o418.RuntimeLvmdPath = o416.LvmdPath, o416.RuntimeLvmdPath
 	res = e.apply(o418)
-	if len(res.Deleted) != len(SnapshotWebhookObjects) {
-		t.Errorf("4.18 deleted %v, want the %d snapshot webhook objects", refsNamed(res.Deleted), len(SnapshotWebhookObjects))
+	if len(res.Deleted) != len(snapshotWebhookObjects) {
+		t.Errorf("4.18 deleted %v, want the %d snapshot webhook objects", refsNamed(res.Deleted), len(snapshotWebhookObjects))
 	}
 	e.assertNoop(o418, res)
 }
@@ -422,13 +422,13 @@ func TestBadConfigAppliesNothing(t *testing.T) {
 		"storage":            func(o *Options) { o.Storage.Driver = "topolvm" },
 		"prune with storage": func(o *Options) { o.Prune = true },
 		"no storage dir": func(o *Options) {
-			o.Assets = without(o.Assets, StorageDir+"/")
+			o.Assets = without(o.Assets, storageDir+"/")
 		},
 		"no snapshot dir": func(o *Options) {
-			o.Assets = without(o.Assets, SnapshotDir+"/")
+			o.Assets = without(o.Assets, snapshotDir+"/")
 		},
 		"no era marker": func(o *Options) {
-			o.Assets = without(o.Assets, StorageDir+"/lvms_default-lvmcluster.yaml")
+			o.Assets = without(o.Assets, storageDir+"/lvms_default-lvmcluster.yaml")
 		},
 		"image": func(o *Options) { o.Images = map[string]string{} },
 	} {

@@ -24,9 +24,9 @@ import (
 
 // Asset directories under assets/, as the rebase writes them.
 const (
-	StorageDir  = "components/lvms"
-	SnapshotDir = "components/csi-snapshot-controller"
-	ReleaseDir  = "release"
+	storageDir  = "components/lvms"
+	snapshotDir = "components/csi-snapshot-controller"
+	releaseDir  = "release"
 )
 
 // component tells which gate an object belongs to.
@@ -43,13 +43,13 @@ const (
 var skippedFiles = map[string]string{
 	// The operator's aggregate manifest duplicates clusterrole.yaml and clusterrolebinding.yaml,
 	// and its leader-election Role is unused: the controller runs with --leader-election=false.
-	SnapshotDir + "/05_operand_rbac.yaml": "aggregate of the split RBAC files",
+	snapshotDir + "/05_operand_rbac.yaml": "aggregate of the split RBAC files",
 }
 
-// SnapshotWebhookObjects are the snapshot validation webhook's objects (4.14–4.17), declared in
+// snapshotWebhookObjects are the snapshot validation webhook's objects (4.14–4.17), declared in
 // package eras: they are applied only when the webhook is requested and deleted otherwise, as
 // 4.18 does (MicroShift's deleteCSIWebhook).
-var SnapshotWebhookObjects = eras.SnapshotWebhookObjects()
+var snapshotWebhookObjects = eras.SnapshotWebhookObjects()
 
 // applyOrder is the order of kinds after the CRDs (which always go first and are waited for):
 // namespace, identities, RBAC, configuration, services, workloads, the LVMCluster, webhooks,
@@ -113,7 +113,7 @@ func readAssets(fsys fs.FS) ([]rawFile, error) {
 	for _, d := range []struct {
 		dir  string
 		comp component
-	}{{SnapshotDir, compSnapshot}, {StorageDir, compStorage}} {
+	}{{snapshotDir, compSnapshot}, {storageDir, compStorage}} {
 		entries, err := fs.ReadDir(fsys, d.dir)
 		if errors.Is(err, fs.ErrNotExist) {
 			// An incomplete tree (not rebased, or copied partly) must not be taken for one that
@@ -196,7 +196,7 @@ var missingKeyRE = regexp.MustCompile(`map has no entry for key "([^"]*)"`)
 func render(name string, data []byte, params map[string]any) ([]byte, error) {
 	t, err := template.New(name).Option("missingkey=error").Funcs(template.FuncMap{
 		"Dir":       path.Dir,
-		"Sha256sum": Sha256sum,
+		"Sha256sum": sha256sum,
 	}).Parse(string(data))
 	if err != nil {
 		return nil, fmt.Errorf("parsing template %s: %w", name, err)

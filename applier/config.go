@@ -90,7 +90,7 @@ func LoadStorageConfig(configFile, dropInDir string) (StorageConfig, error) {
 	if len(dropIns) > 0 {
 		name = fmt.Sprintf("%s merged with %d drop-ins from %s", configFile, len(dropIns), dropInDir)
 	}
-	return ParseStorageConfig(name, raw)
+	return parseStorageConfig(name, raw)
 }
 
 // dropInFiles lists dir's *.yaml files as MicroShift's filepath.WalkDir does.
@@ -136,10 +136,10 @@ func mergePatch(target, patch any) any {
 	return t
 }
 
-// ReadStorageConfig reads the storage section of a single MicroShift config.yaml. A missing file
+// readStorageConfig reads the storage section of a single MicroShift config.yaml. A missing file
 // is the zero config; unknown keys inside storage are errors naming the file. LoadStorageConfig
 // adds the drop-ins, as MicroShift reads them.
-func ReadStorageConfig(path string) (StorageConfig, error) {
+func readStorageConfig(path string) (StorageConfig, error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return StorageConfig{}, nil
@@ -147,11 +147,11 @@ func ReadStorageConfig(path string) (StorageConfig, error) {
 	if err != nil {
 		return StorageConfig{}, fmt.Errorf("reading MicroShift config %s: %w", path, err)
 	}
-	return ParseStorageConfig(path, data)
+	return parseStorageConfig(path, data)
 }
 
-// ParseStorageConfig decodes the storage section of config.yaml content; name is used in errors.
-func ParseStorageConfig(name string, data []byte) (StorageConfig, error) {
+// parseStorageConfig decodes the storage section of config.yaml content; name is used in errors.
+func parseStorageConfig(name string, data []byte) (StorageConfig, error) {
 	var top microshiftConfig
 	if err := yaml.Unmarshal(data, &top); err != nil {
 		return StorageConfig{}, fmt.Errorf("MicroShift config %s: %w", name, err)
@@ -178,8 +178,8 @@ type Plan struct {
 	Warnings []string
 }
 
-// GateInput is what the gates depend on besides the user's configuration.
-type GateInput struct {
+// gateInput is what the gates depend on besides the user's configuration.
+type gateInput struct {
 	Config StorageConfig
 	// LvmdFilePresent is whether the user's lvmd file exists.
 	LvmdFilePresent bool
@@ -188,11 +188,11 @@ type GateInput struct {
 	WebhookShipped bool
 }
 
-// Gates decides which components to deploy. It fixes MicroShift's legacy quirks: an explicit
+// decideGates decides which components to deploy. It fixes MicroShift's legacy quirks: an explicit
 // [] and [""] mean the same as unset; "none" combined with anything else is an error rather than
 // "disable all"; "snapshot-controller" alone deploys the controller (4.17 deployed only its RBAC);
 // and driver "none" with an lvmd file present is reported instead of half-applying LVMS.
-func Gates(in GateInput) (Plan, error) {
+func decideGates(in gateInput) (Plan, error) {
 	var p Plan
 	switch in.Config.Driver {
 	case DriverDefault, DriverLVMS:

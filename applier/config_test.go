@@ -11,37 +11,37 @@ import (
 func TestGates(t *testing.T) {
 	tests := []struct {
 		name    string
-		in      GateInput
+		in      gateInput
 		want    Plan
 		wantErr string
 	}{
-		{name: "defaults 4.18", in: GateInput{}, want: Plan{Storage: true, SnapshotController: true}},
-		{name: "defaults 4.17 include the webhook it ships", in: GateInput{WebhookShipped: true}, want: Plan{Storage: true, SnapshotController: true, SnapshotWebhook: true}},
-		{name: "driver lvms", in: GateInput{Config: StorageConfig{Driver: "lvms"}}, want: Plan{Storage: true, SnapshotController: true}},
+		{name: "defaults 4.18", in: gateInput{}, want: Plan{Storage: true, SnapshotController: true}},
+		{name: "defaults 4.17 include the webhook it ships", in: gateInput{WebhookShipped: true}, want: Plan{Storage: true, SnapshotController: true, SnapshotWebhook: true}},
+		{name: "driver lvms", in: gateInput{Config: StorageConfig{Driver: "lvms"}}, want: Plan{Storage: true, SnapshotController: true}},
 		// Quirk (a): an explicit [] means the same as unset.
-		{name: "explicit empty list equals unset", in: GateInput{Config: StorageConfig{OptionalCSIComponents: []string{}}}, want: Plan{Storage: true, SnapshotController: true}},
+		{name: "explicit empty list equals unset", in: gateInput{Config: StorageConfig{OptionalCSIComponents: []string{}}}, want: Plan{Storage: true, SnapshotController: true}},
 		// Quirk (b): [""] from the 4.17 default config means unset, not "nothing".
-		{name: "empty string equals unset", in: GateInput{Config: StorageConfig{OptionalCSIComponents: []string{""}}}, want: Plan{Storage: true, SnapshotController: true}},
-		{name: "none disables snapshots", in: GateInput{Config: StorageConfig{OptionalCSIComponents: []string{"none"}}}, want: Plan{Storage: true}},
+		{name: "empty string equals unset", in: gateInput{Config: StorageConfig{OptionalCSIComponents: []string{""}}}, want: Plan{Storage: true, SnapshotController: true}},
+		{name: "none disables snapshots", in: gateInput{Config: StorageConfig{OptionalCSIComponents: []string{"none"}}}, want: Plan{Storage: true}},
 		// Quirk (c): none mixed with others is an error, not "disable all".
-		{name: "none mixed", in: GateInput{Config: StorageConfig{OptionalCSIComponents: []string{"none", "snapshot-controller"}}}, wantErr: `storage.optionalCsiComponents: "none" cannot be combined`},
+		{name: "none mixed", in: gateInput{Config: StorageConfig{OptionalCSIComponents: []string{"none", "snapshot-controller"}}}, wantErr: `storage.optionalCsiComponents: "none" cannot be combined`},
 		// 4.17 deployed only RBAC for snapshot-controller alone; here it deploys the controller.
-		{name: "controller alone", in: GateInput{WebhookShipped: true, Config: StorageConfig{OptionalCSIComponents: []string{"snapshot-controller"}}}, want: Plan{Storage: true, SnapshotController: true}},
-		{name: "webhook alone", in: GateInput{WebhookShipped: true, Config: StorageConfig{OptionalCSIComponents: []string{"snapshot-webhook"}}}, want: Plan{Storage: true, SnapshotWebhook: true}},
-		{name: "webhook not shipped", in: GateInput{Config: StorageConfig{OptionalCSIComponents: []string{"snapshot-webhook"}}}, wantErr: `storage.optionalCsiComponents[0]: "snapshot-webhook" is not shipped`},
-		{name: "unknown component", in: GateInput{Config: StorageConfig{OptionalCSIComponents: []string{"snapshot-controller", "foo"}}}, wantErr: `storage.optionalCsiComponents[1]: "foo"`},
-		{name: "duplicates collapse", in: GateInput{Config: StorageConfig{OptionalCSIComponents: []string{"snapshot-controller", "snapshot-controller"}}}, want: Plan{Storage: true, SnapshotController: true}},
-		{name: "driver none", in: GateInput{Config: StorageConfig{Driver: "none"}}, want: Plan{SnapshotController: true}},
-		{name: "driver none with lvmd file is reported", in: GateInput{Config: StorageConfig{Driver: "none"}, LvmdFilePresent: true}, want: Plan{SnapshotController: true, Warnings: []string{`storage.driver is "none" but an lvmd config file exists; LVMS is not deployed and the file is ignored`}}},
-		{name: "driver none and no snapshots", in: GateInput{Config: StorageConfig{Driver: "none", OptionalCSIComponents: []string{"none"}}}, want: Plan{}},
-		{name: "unknown driver", in: GateInput{Config: StorageConfig{Driver: "topolvm"}}, wantErr: `storage.driver: "topolvm"`},
+		{name: "controller alone", in: gateInput{WebhookShipped: true, Config: StorageConfig{OptionalCSIComponents: []string{"snapshot-controller"}}}, want: Plan{Storage: true, SnapshotController: true}},
+		{name: "webhook alone", in: gateInput{WebhookShipped: true, Config: StorageConfig{OptionalCSIComponents: []string{"snapshot-webhook"}}}, want: Plan{Storage: true, SnapshotWebhook: true}},
+		{name: "webhook not shipped", in: gateInput{Config: StorageConfig{OptionalCSIComponents: []string{"snapshot-webhook"}}}, wantErr: `storage.optionalCsiComponents[0]: "snapshot-webhook" is not shipped`},
+		{name: "unknown component", in: gateInput{Config: StorageConfig{OptionalCSIComponents: []string{"snapshot-controller", "foo"}}}, wantErr: `storage.optionalCsiComponents[1]: "foo"`},
+		{name: "duplicates collapse", in: gateInput{Config: StorageConfig{OptionalCSIComponents: []string{"snapshot-controller", "snapshot-controller"}}}, want: Plan{Storage: true, SnapshotController: true}},
+		{name: "driver none", in: gateInput{Config: StorageConfig{Driver: "none"}}, want: Plan{SnapshotController: true}},
+		{name: "driver none with lvmd file is reported", in: gateInput{Config: StorageConfig{Driver: "none"}, LvmdFilePresent: true}, want: Plan{SnapshotController: true, Warnings: []string{`storage.driver is "none" but an lvmd config file exists; LVMS is not deployed and the file is ignored`}}},
+		{name: "driver none and no snapshots", in: gateInput{Config: StorageConfig{Driver: "none", OptionalCSIComponents: []string{"none"}}}, want: Plan{}},
+		{name: "unknown driver", in: gateInput{Config: StorageConfig{Driver: "topolvm"}}, wantErr: `storage.driver: "topolvm"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := Gates(tc.in)
+			got, err := decideGates(tc.in)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("Gates error = %v, want %q", err, tc.wantErr)
+					t.Fatalf("decideGates error = %v, want %q", err, tc.wantErr)
 				}
 				return
 			}
@@ -49,7 +49,7 @@ func TestGates(t *testing.T) {
 				t.Fatal(err)
 			}
 			if !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("Gates = %+v, want %+v", got, tc.want)
+				t.Errorf("decideGates = %+v, want %+v", got, tc.want)
 			}
 		})
 	}
@@ -68,7 +68,7 @@ func TestParseStorageConfig(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := ParseStorageConfig("config.yaml", []byte(tc.in))
+			got, err := parseStorageConfig("config.yaml", []byte(tc.in))
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), "config.yaml") {
 					t.Fatalf("error = %v, want %q naming config.yaml", err, tc.wantErr)

@@ -58,7 +58,7 @@ var eraSpecs = []eraSpec{
 		era:             EraLVMS,
 		marker:          ObjectRef{Group: "lvm.topolvm.io", Version: "v1alpha1", Kind: "LVMCluster", Namespace: StorageNamespace, Name: "lvms"},
 		runtimeLvmdCopy: true,
-		legacy:          LegacyTopoLVMObjects,
+		legacy:          legacyTopoLVMObjects,
 		ready:           []ObjectRef{deploymentRef(StorageNamespace, "lvms-operator"), daemonSetRef(StorageNamespace, "vg-manager")},
 	},
 	{
@@ -66,18 +66,18 @@ var eraSpecs = []eraSpec{
 		marker:        daemonSetRef(StorageNamespace, "topolvm-node"),
 		lvmdConfigMap: &ObjectRef{Version: "v1", Kind: "ConfigMap", Namespace: StorageNamespace, Name: "lvmd"},
 		lvmdKey:       "lvmd.yaml",
-		legacy:        LVMSObjects,
+		legacy:        lvmsObjects,
 		ready:         []ObjectRef{deploymentRef(StorageNamespace, "topolvm-controller"), daemonSetRef(StorageNamespace, "topolvm-node")},
 	},
 }
 
-// LegacyTopoLVMObjects are the TopoLVM objects the LVMS era deletes (MicroShift 4.17's
+// legacyTopoLVMObjects are the TopoLVM objects the LVMS era deletes (MicroShift 4.17's
 // deleteLegacyResources list), declared in package eras.
-var LegacyTopoLVMObjects = eras.LegacyTopoLVMObjects()
+var legacyTopoLVMObjects = eras.LegacyTopoLVMObjects()
 
-// LVMSObjects are the LVMS objects the TopoLVM era deletes (a rollback from 4.17+), declared in
+// lvmsObjects are the LVMS objects the TopoLVM era deletes (a rollback from 4.17+), declared in
 // package eras.
-var LVMSObjects = eras.LVMSObjects()
+var lvmsObjects = eras.LVMSObjects()
 
 // snapshotReady are the snapshot workloads the readiness wait watches, per component.
 var (
@@ -117,7 +117,7 @@ var snapshotMarker = deploymentRef(eras.SnapshotNamespace, "csi-snapshot-control
 // nothing may be deleted (or applied) on a guess.
 func identify(refs []ObjectRef) (*eraSpec, error) {
 	if !slices.ContainsFunc(refs, snapshotMarker.SameObject) {
-		return nil, fmt.Errorf("assets %s: no %s; the tree is not one lvms-rebase wrote (nothing applied or deleted)", SnapshotDir, snapshotMarker)
+		return nil, fmt.Errorf("assets %s: no %s; the tree is not one lvms-rebase wrote (nothing applied or deleted)", snapshotDir, snapshotMarker)
 	}
 	for i := range eraSpecs {
 		if slices.ContainsFunc(refs, eraSpecs[i].marker.SameObject) {
@@ -125,7 +125,7 @@ func identify(refs []ObjectRef) (*eraSpec, error) {
 		}
 	}
 	return nil, fmt.Errorf("assets %s identify no storage era: expected %s (LVMS, 4.17+) or %s (TopoLVM, up to 4.16); nothing applied or deleted",
-		StorageDir, eraSpecs[0].marker, eraSpecs[1].marker)
+		storageDir, eraSpecs[0].marker, eraSpecs[1].marker)
 }
 
 // versionConfigMap is where the assets record the LVMS version (4.15+).

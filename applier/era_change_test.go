@@ -71,7 +71,7 @@ func TestEraChangeLVMSToTopoLVM(t *testing.T) {
 	o416.LvmdPath = o417.LvmdPath
 	res := e.apply(o416)
 	var want []string
-	for _, r := range LVMSObjects {
+	for _, r := range lvmsObjects {
 		want = append(want, r.String())
 	}
 	if got := refsNamed(res.Deleted); !slices.Equal(got, want) {
@@ -82,7 +82,7 @@ func TestEraChangeLVMSToTopoLVM(t *testing.T) {
 	e.assertNoop(o416, res)
 
 	res = e.apply(o417)
-	if len(res.Deleted) != len(LegacyTopoLVMObjects)-1 { // no SCC API here
+	if len(res.Deleted) != len(legacyTopoLVMObjects)-1 { // no SCC API here
 		t.Errorf("4.16 → 4.17 again deleted %v", refsNamed(res.Deleted))
 	}
 	e.assertOneEra(EraLVMS)
@@ -112,7 +112,7 @@ func TestEraChangeToLVMS(t *testing.T) {
 	}
 }
 
-// LVMSObjects names every workload, identity, RBAC object, service and webhook the LVMS assets
+// lvmsObjects names every workload, identity, RBAC object, service and webhook the LVMS assets
 // ship, so a rollback leaves none of them behind.
 func TestLVMSObjectsCoverAssets(t *testing.T) {
 	for _, era := range []string{"4.17", "4.18"} {
@@ -129,8 +129,8 @@ func TestLVMSObjectsCoverAssets(t *testing.T) {
 			if eras.ClusterScoped(r.Kind) {
 				r.Namespace = ""
 			}
-			if !slices.ContainsFunc(LVMSObjects, r.SameObject) {
-				t.Errorf("%s assets ship %s, which LVMSObjects does not list", era, r)
+			if !slices.ContainsFunc(lvmsObjects, r.SameObject) {
+				t.Errorf("%s assets ship %s, which lvmsObjects does not list", era, r)
 			}
 		}
 	}

@@ -65,7 +65,7 @@ func (k *kube) recordEvent(ctx context.Context, about ObjectRef, message string)
 	ev.SetAPIVersion("v1")
 	ev.SetKind("Event")
 	ev.SetNamespace(StorageNamespace)
-	ev.SetName(fmt.Sprintf("lvmd-host-check.%s", Sha256sum(message)[:16]))
+	ev.SetName(fmt.Sprintf("lvmd-host-check.%s", sha256sum(message)[:16]))
 	ri, _, err := k.resource(ctx, ev.GroupVersionKind(), StorageNamespace, false)
 	if err != nil {
 		return err

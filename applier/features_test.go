@@ -62,14 +62,14 @@ func TestUnidentifiedAssetsDeleteNothing(t *testing.T) {
 	o := testOptions(t, "4.17")
 	e.apply(o)
 	for name, assets := range map[string]func(Options) Options{
-		"storage dir missing":  func(o Options) Options { o.Assets = without(o.Assets, StorageDir+"/"); return o },
-		"snapshot dir missing": func(o Options) Options { o.Assets = without(o.Assets, SnapshotDir+"/"); return o },
+		"storage dir missing":  func(o Options) Options { o.Assets = without(o.Assets, storageDir+"/"); return o },
+		"snapshot dir missing": func(o Options) Options { o.Assets = without(o.Assets, snapshotDir+"/"); return o },
 		"no storage era marker": func(o Options) Options {
-			o.Assets = without(o.Assets, StorageDir+"/lvms_default-lvmcluster.yaml")
+			o.Assets = without(o.Assets, storageDir+"/lvms_default-lvmcluster.yaml")
 			return o
 		},
 		"webhook gone but no snapshot controller": func(o Options) Options {
-			o.Assets = without(without(o.Assets, SnapshotDir+"/webhook"), SnapshotDir+"/csi_controller_deployment.yaml")
+			o.Assets = without(without(o.Assets, snapshotDir+"/webhook"), snapshotDir+"/csi_controller_deployment.yaml")
 			return o
 		},
 	} {
@@ -83,7 +83,7 @@ func TestUnidentifiedAssetsDeleteNothing(t *testing.T) {
 			if total, _ := c.snapshot(); total != 0 {
 				t.Errorf("%d requests sent", total)
 			}
-			for _, r := range SnapshotWebhookObjects {
+			for _, r := range snapshotWebhookObjects {
 				e.mustGet(r)
 			}
 		})

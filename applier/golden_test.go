@@ -80,7 +80,7 @@ func TestUpgradeGolden(t *testing.T) {
 
 	o.Assets = golden("4.18")
 	res = e.apply(o)
-	if len(res.Deleted) != len(SnapshotWebhookObjects) {
+	if len(res.Deleted) != len(snapshotWebhookObjects) {
 		t.Errorf("4.18 deleted %v, want the snapshot webhook", refsNamed(res.Deleted))
 	}
 	e.assertNoop(o, res)

@@ -121,7 +121,7 @@ func (k *kube) run(ctx context.Context, pl *preparation, res *Result, comps []*C
 	}
 	var storageDel, snapshotDel []ObjectRef
 	for _, r := range pl.deletes {
-		if slices.ContainsFunc(SnapshotWebhookObjects, r.SameObject) {
+		if slices.ContainsFunc(snapshotWebhookObjects, r.SameObject) {
 			snapshotDel = append(snapshotDel, r)
 		} else {
 			storageDel = append(storageDel, r)

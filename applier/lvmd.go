@@ -18,11 +18,11 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// DefaultSocketName is lvmd's gRPC socket when the configuration does not name one.
-const DefaultSocketName = "/run/lvmd/lvmd.socket"
+// defaultSocketName is lvmd's gRPC socket when the configuration does not name one.
+const defaultSocketName = "/run/lvmd/lvmd.socket"
 
-// DefaultVolumeGroup is the volume group chosen when several exist and no lvmd file is given.
-const DefaultVolumeGroup = "microshift"
+// defaultVolumeGroup is the volume group chosen when several exist and no lvmd file is given.
+const defaultVolumeGroup = "microshift"
 
 // LvmdConfig is lvmd's configuration file (/etc/microshift/lvmd.yaml): every field of TopoLVM's
 // lvmd Config (cmd/lvmd/app/config.go), which LVMS's vg-manager parses the runtime copy with.
@@ -71,7 +71,7 @@ const (
 // LvmdError is an invalid lvmd configuration. It fails the storage component only: Apply still
 // applies the CSI snapshot controller, so MicroShift can log it and keep starting.
 type LvmdError struct {
-	// File is the lvmd file (or the name given to ParseLvmd).
+	// File is the lvmd file (or the name given to parseLvmdConfig).
 	File string
 	// Field is the offending field's path, such as device-classes[1].spare-gb; empty when the
 	// file as a whole is wrong (empty, not YAML).
@@ -87,11 +87,11 @@ func (e *LvmdError) Error() string {
 	return fmt.Sprintf("lvmd config %s: %s: %s", e.File, e.Field, e.Reason)
 }
 
-// ParseLvmd strictly decodes an lvmd configuration: unknown or duplicate fields, wrong types and
+// parseLvmdConfig strictly decodes an lvmd configuration: unknown or duplicate fields, wrong types and
 // empty documents are errors (*LvmdError) naming the field path. It applies the socket default
 // and validates the result. name is used in error messages (usually the file path). The error is
 // the first problem; LvmdProblems lists them all.
-func ParseLvmd(name string, data []byte) (*LvmdConfig, error) {
+func parseLvmdConfig(name string, data []byte) (*LvmdConfig, error) {
 	cfg, problems := parseLvmd(name, data)
 	if len(problems) > 0 {
 		return nil, problems[0]
@@ -99,7 +99,7 @@ func ParseLvmd(name string, data []byte) (*LvmdConfig, error) {
 	return cfg, nil
 }
 
-// LvmdProblems checks an lvmd configuration as ParseLvmd does and returns every problem it
+// LvmdProblems checks an lvmd configuration as parseLvmdConfig does and returns every problem it
 // finds, in file order by kind (syntax, unknown fields, types, then the rules lvmd enforces);
 // none for a valid configuration, which is returned too.
 func LvmdProblems(name string, data []byte) (*LvmdConfig, []*LvmdError) {
@@ -136,7 +136,7 @@ func parseLvmd(name string, data []byte) (*LvmdConfig, []*LvmdError) {
 	}
 	if len(problems) == 0 {
 		if cfg.SocketName == "" {
-			cfg.SocketName = DefaultSocketName
+			cfg.SocketName = defaultSocketName
 		}
 		problems = cfg.validate()
 	}
@@ -287,8 +287,8 @@ func (c *LvmdConfig) Rendered(message string) ([]byte, error) {
 	return append([]byte("# "+message+"\n"), canon...), nil
 }
 
-// Sha256sum is the hex SHA-256 of s; templates use it for the pod-template checksum.
-func Sha256sum(s string) string {
+// sha256sum is the hex SHA-256 of s; templates use it for the pod-template checksum.
+func sha256sum(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:])
 }
@@ -345,19 +345,19 @@ type LvmdSource struct {
 	Message string
 }
 
-// DefaultLvmd builds the configuration MicroShift uses without a user file, from the host's
+// defaultLvmd builds the configuration MicroShift uses without a user file, from the host's
 // volume groups: one VG → use it; several → "microshift" if present; none or ambiguous → no
 // device classes (storage disabled), with the message saying why.
-func DefaultLvmd(vgs []string) (*LvmdConfig, string) {
-	cfg := &LvmdConfig{SocketName: DefaultSocketName}
+func defaultLvmd(vgs []string) (*LvmdConfig, string) {
+	cfg := &LvmdConfig{SocketName: defaultSocketName}
 	var vg, msg string
 	switch {
 	case len(vgs) == 0:
 		msg = "No volume groups found"
 	case len(vgs) == 1:
 		vg, msg = vgs[0], "Defaulting to the only available volume group"
-	case slices.Contains(vgs, DefaultVolumeGroup):
-		vg, msg = DefaultVolumeGroup, fmt.Sprintf("Found default volume group %q", DefaultVolumeGroup)
+	case slices.Contains(vgs, defaultVolumeGroup):
+		vg, msg = defaultVolumeGroup, fmt.Sprintf("Found default volume group %q", defaultVolumeGroup)
 	default:
 		msg = "Multiple volume groups are available, but no configuration file was provided."
 	}
@@ -367,14 +367,14 @@ func DefaultLvmd(vgs []string) (*LvmdConfig, string) {
 	return cfg, msg
 }
 
-// LoadLvmd reads the user's lvmd file if it exists, otherwise derives the defaults from the
+// loadLvmd reads the user's lvmd file if it exists, otherwise derives the defaults from the
 // volume groups. A file that exists but cannot be read or parsed is an error, never a silent
 // fallback to defaults.
-func LoadLvmd(ctx context.Context, path string, vgs VolumeGroupLister) (*LvmdConfig, LvmdSource, error) {
+func loadLvmd(ctx context.Context, path string, vgs VolumeGroupLister) (*LvmdConfig, LvmdSource, error) {
 	data, err := os.ReadFile(path)
 	switch {
 	case err == nil:
-		cfg, err := ParseLvmd(path, data)
+		cfg, err := parseLvmdConfig(path, data)
 		if err != nil {
 			return nil, LvmdSource{Path: path}, err
 		}
@@ -386,13 +386,13 @@ func LoadLvmd(ctx context.Context, path string, vgs VolumeGroupLister) (*LvmdCon
 	if err != nil {
 		return nil, LvmdSource{}, fmt.Errorf("no lvmd config at %s and listing volume groups failed: %w", path, err)
 	}
-	cfg, msg := DefaultLvmd(list)
+	cfg, msg := defaultLvmd(list)
 	return cfg, LvmdSource{Message: msg}, nil
 }
 
-// WriteFileAtomic writes data to path through a temporary file in the same directory and a
+// writeFileAtomic writes data to path through a temporary file in the same directory and a
 // rename, so readers (vg-manager) never see a partial file. An identical file is left alone.
-func WriteFileAtomic(path string, data []byte, mode os.FileMode) (changed bool, err error) {
+func writeFileAtomic(path string, data []byte, mode os.FileMode) (changed bool, err error) {
 	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, data) {
 		if st, err := os.Stat(path); err == nil && st.Mode().Perm() == mode.Perm() {
 			return false, nil

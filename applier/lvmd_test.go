@@ -41,8 +41,8 @@ device-classes:
 			name: "socket defaulted",
 			in:   "device-classes:\n- name: a\n  volume-group: vg\n  default: true\n",
 			check: func(t *testing.T, c *LvmdConfig) {
-				if c.SocketName != DefaultSocketName {
-					t.Errorf("SocketName = %q, want %q", c.SocketName, DefaultSocketName)
+				if c.SocketName != defaultSocketName {
+					t.Errorf("SocketName = %q, want %q", c.SocketName, defaultSocketName)
 				}
 			},
 		},
@@ -120,10 +120,10 @@ lvcreate-option-classes:
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := ParseLvmd("test.yaml", []byte(tc.in))
+			c, err := parseLvmdConfig("test.yaml", []byte(tc.in))
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("ParseLvmd error = %v, want it to contain %q", err, tc.wantErr)
+					t.Fatalf("parseLvmdConfig error = %v, want it to contain %q", err, tc.wantErr)
 				}
 				if !strings.Contains(err.Error(), "test.yaml") {
 					t.Errorf("error %q does not name the file", err)
@@ -135,7 +135,7 @@ lvcreate-option-classes:
 				return
 			}
 			if err != nil {
-				t.Fatalf("ParseLvmd: %v", err)
+				t.Fatalf("parseLvmdConfig: %v", err)
 			}
 			if tc.check != nil {
 				tc.check(t, c)
@@ -157,7 +157,7 @@ func TestDefaultLvmd(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.vgs, ","), func(t *testing.T) {
-			c, msg := DefaultLvmd(tc.vgs)
+			c, msg := defaultLvmd(tc.vgs)
 			if msg != tc.wantMsg {
 				t.Errorf("message = %q, want %q", msg, tc.wantMsg)
 			}
@@ -179,7 +179,7 @@ func TestDefaultLvmd(t *testing.T) {
 
 // The canonical form is what MicroShift has always rendered for the default config (domain §8.3).
 func TestCanonicalDefault(t *testing.T) {
-	c, _ := DefaultLvmd([]string{"vg"})
+	c, _ := defaultLvmd([]string{"vg"})
 	got, err := c.Canonical()
 	if err != nil {
 		t.Fatal(err)
@@ -211,7 +211,7 @@ socket-name: /run/lvmd/lvmd.socket
 		t.Errorf("Rendered(\"\") =\n%s\nwant the canonical form", r)
 	}
 	// Comments and key order in the user's file do not change the canonical bytes.
-	p, err := ParseLvmd("x", []byte("# hello\nsocket-name: /run/lvmd/lvmd.socket\ndevice-classes:\n- volume-group: vg\n  name: default\n  spare-gb: 0\n  default: true\n"))
+	p, err := parseLvmdConfig("x", []byte("# hello\nsocket-name: /run/lvmd/lvmd.socket\ndevice-classes:\n- volume-group: vg\n  name: default\n  spare-gb: 0\n  default: true\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,22 +223,22 @@ socket-name: /run/lvmd/lvmd.socket
 func TestLoadLvmd(t *testing.T) {
 	dir := t.TempDir()
 	missing := filepath.Join(dir, "absent.yaml")
-	c, src, err := LoadLvmd(context.Background(), missing, StaticVolumeGroups{"microshift"})
+	c, src, err := loadLvmd(context.Background(), missing, StaticVolumeGroups{"microshift"})
 	if err != nil || !c.Enabled() || src.Path != "" || src.Message != "Defaulting to the only available volume group" {
 		t.Fatalf("defaults: %+v %+v %v", c, src, err)
 	}
 	good := filepath.Join(dir, "lvmd.yaml")
 	os.WriteFile(good, []byte("device-classes:\n- name: a\n  volume-group: vg\n  default: true\n"), 0o644)
-	c, src, err = LoadLvmd(context.Background(), good, failingVGs{})
+	c, src, err = loadLvmd(context.Background(), good, failingVGs{})
 	if err != nil || src.Message != "Read from "+good || c.DeviceClasses[0].Name != "a" {
 		t.Fatalf("user file: %+v %+v %v", c, src, err)
 	}
 	bad := filepath.Join(dir, "bad.yaml")
 	os.WriteFile(bad, []byte("device-classes:\n- name: a\n"), 0o644)
-	if _, _, err = LoadLvmd(context.Background(), bad, StaticVolumeGroups{"vg"}); err == nil || !strings.Contains(err.Error(), "volume-group") {
+	if _, _, err = loadLvmd(context.Background(), bad, StaticVolumeGroups{"vg"}); err == nil || !strings.Contains(err.Error(), "volume-group") {
 		t.Fatalf("bad user file must be an error, not defaults: %v", err)
 	}
-	if _, _, err = LoadLvmd(context.Background(), missing, failingVGs{}); !errors.Is(err, ErrNoLVM) {
+	if _, _, err = loadLvmd(context.Background(), missing, failingVGs{}); !errors.Is(err, ErrNoLVM) {
 		t.Fatalf("vgs failure: %v, want ErrNoLVM", err)
 	}
 }
@@ -249,17 +249,17 @@ func (failingVGs) VolumeGroups(context.Context) ([]string, error) { return nil, 
 
 func TestWriteFileAtomic(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "sub", "lvmd.yaml")
-	if changed, err := WriteFileAtomic(p, []byte("a long first version\n"), 0o644); err != nil || !changed {
+	if changed, err := writeFileAtomic(p, []byte("a long first version\n"), 0o644); err != nil || !changed {
 		t.Fatalf("first write: %v %v", changed, err)
 	}
 	// A shorter config must not leave trailing bytes (the legacy copy did not truncate).
-	if changed, err := WriteFileAtomic(p, []byte("short\n"), 0o644); err != nil || !changed {
+	if changed, err := writeFileAtomic(p, []byte("short\n"), 0o644); err != nil || !changed {
 		t.Fatalf("second write: %v %v", changed, err)
 	}
 	if b, _ := os.ReadFile(p); string(b) != "short\n" {
 		t.Fatalf("content = %q", b)
 	}
-	if changed, err := WriteFileAtomic(p, []byte("short\n"), 0o644); err != nil || changed {
+	if changed, err := writeFileAtomic(p, []byte("short\n"), 0o644); err != nil || changed {
 		t.Fatalf("identical write: changed=%v err=%v, want unchanged", changed, err)
 	}
 	entries, _ := os.ReadDir(filepath.Dir(p))
@@ -278,7 +278,7 @@ func FuzzParseLvmd(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		c, err := ParseLvmd("fuzz", data)
+		c, err := parseLvmdConfig("fuzz", data)
 		if err != nil {
 			if !strings.HasPrefix(err.Error(), "lvmd config fuzz") {
 				t.Fatalf("error does not name the input: %v", err)
@@ -293,7 +293,7 @@ func FuzzParseLvmd(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c2, err := ParseLvmd("fuzz", canon)
+		c2, err := parseLvmdConfig("fuzz", canon)
 		if err != nil {
 			t.Fatalf("canonical form does not re-parse: %v\n%s", err, canon)
 		}

@@ -91,9 +91,9 @@ func TestPrepareTopoLVM(t *testing.T) {
 		t.Errorf("lvmd ConfigMap data = %q, want %q", data, want)
 	}
 	ds := find(t, pl, "DaemonSet", "topolvm-node")
-	sum, _, _ := unstructured.NestedString(ds.Object, "spec", "template", "metadata", "annotations", LvmdChecksumAnnotation)
-	if sum != Sha256sum(data) || sum != pl.result.LvmdChecksum {
-		t.Errorf("checksum annotation %q, want sha256 of the ConfigMap data %q", sum, Sha256sum(data))
+	sum, _, _ := unstructured.NestedString(ds.Object, "spec", "template", "metadata", "annotations", lvmdChecksumAnnotation)
+	if sum != sha256sum(data) || sum != pl.result.LvmdChecksum {
+		t.Errorf("checksum annotation %q, want sha256 of the ConfigMap data %q", sum, sha256sum(data))
 	}
 	img, _, _ := unstructured.NestedSlice(ds.Object, "spec", "template", "spec", "containers")
 	if !strings.HasPrefix(img[0].(map[string]any)["image"].(string), "registry.redhat.io/lvms4/topolvm-rhel9@sha256:") {
@@ -103,8 +103,8 @@ func TestPrepareTopoLVM(t *testing.T) {
 	find(t, pl, "ValidatingWebhookConfiguration", "snapshot.storage.k8s.io")
 	// A rollback from LVMS: the TopoLVM era deletes the LVMS objects (only those proven
 	// MicroShift's, checked on the API server).
-	if !slices.Equal(pl.deletes, LVMSObjects) {
-		t.Errorf("TopoLVM era deletes %v, want LVMSObjects", pl.deletes)
+	if !slices.Equal(pl.deletes, lvmsObjects) {
+		t.Errorf("TopoLVM era deletes %v, want lvmsObjects", pl.deletes)
 	}
 }
 

@@ -21,7 +21,7 @@ func (h fakeHost) VolumeGroups(context.Context) ([]string, error) { return h.vgs
 func (h fakeHost) ThinPools(context.Context) ([]ThinPool, error)  { return h.pools, nil }
 
 func TestHostProblems(t *testing.T) {
-	cfg, err := ParseLvmd("lvmd.yaml", []byte(designLvmd))
+	cfg, err := parseLvmdConfig("lvmd.yaml", []byte(designLvmd))
 	if err != nil {
 		t.Fatal(err)
 	}

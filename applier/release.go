@@ -16,11 +16,11 @@ type releaseFile struct {
 	Images map[string]string `json:"images"`
 }
 
-// ReleaseImages reads release-<arch>.json at the root of fsys (MicroShift's assets/release
+// releaseImages reads release-<arch>.json at the root of fsys (MicroShift's assets/release
 // directory) and returns the images with '-' replaced by '_' in every key, as MicroShift's
 // pkg/release does for templates. A missing file is an error: MicroShift silently returned an
 // empty map, which only failed later at template rendering.
-func ReleaseImages(fsys fs.FS, arch string) (map[string]string, error) {
+func releaseImages(fsys fs.FS, arch string) (map[string]string, error) {
 	if arch == "" || strings.ContainsAny(arch, `/\.`) {
 		return nil, fmt.Errorf("release images: architecture %q: expected a MicroShift arch such as x86_64 or aarch64", arch)
 	}

@@ -116,10 +116,10 @@ func (o WatchOptions) syncOnce(ctx context.Context) LvmdSync {
 	switch {
 	case err == nil:
 		src := LvmdSource{Path: o.LvmdPath, Message: "Read from " + o.LvmdPath}
-		if _, err := ParseLvmd(o.LvmdPath, data); err != nil {
+		if _, err := parseLvmdConfig(o.LvmdPath, data); err != nil {
 			return LvmdSync{Source: src, Err: err}
 		}
-		written, err := WriteFileAtomic(o.RuntimeLvmdPath, data, 0o644)
+		written, err := writeFileAtomic(o.RuntimeLvmdPath, data, 0o644)
 		return LvmdSync{Source: src, Written: written, Err: err}
 	case !errors.Is(err, fs.ErrNotExist):
 		return LvmdSync{Source: LvmdSource{Path: o.LvmdPath}, Err: fmt.Errorf("reading lvmd config %s: %w", o.LvmdPath, err)}
@@ -128,11 +128,11 @@ func (o WatchOptions) syncOnce(ctx context.Context) LvmdSync {
 	if err != nil {
 		return LvmdSync{Err: fmt.Errorf("lvmd config %s removed; listing volume groups for the defaults: %w", o.LvmdPath, err)}
 	}
-	cfg, msg := DefaultLvmd(vgs)
+	cfg, msg := defaultLvmd(vgs)
 	canon, err := cfg.Canonical()
 	if err != nil {
 		return LvmdSync{Source: LvmdSource{Message: msg}, Err: err}
 	}
-	written, err := WriteFileAtomic(o.RuntimeLvmdPath, canon, 0o600)
+	written, err := writeFileAtomic(o.RuntimeLvmdPath, canon, 0o600)
 	return LvmdSync{Source: LvmdSource{Message: msg}, Written: written, Err: err}
 }
