@@ -12,7 +12,9 @@ K8S_VERSION  ?= v1.37.0
 ETCD_VERSION ?= v3.7.0
 KUBEBUILDER_ASSETS ?= $(TOOLS_DIR)/k8s-$(K8S_VERSION)-etcd-$(ETCD_VERSION)
 export KUBEBUILDER_ASSETS
-GOTEST_FLAGS ?=
+# The end-to-end packages build the binary (with failpoints) and run real processes; on a loaded
+# 2-core machine that exceeds go test's 10-minute default, which is a budget, not a speed goal.
+GOTEST_FLAGS ?= -timeout 40m
 
 .PHONY: help build test test-unit test-compat control-plane demo verify bench fixtures clean fuzz microshift-tables api-snapshot
 
