@@ -420,10 +420,9 @@ func (t *translator) templateImages(where string, pod *corev1.PodSpec) error {
 	for _, cs := range [][]corev1.Container{pod.InitContainers, pod.Containers} {
 		for j := range cs {
 			c := &cs[j]
-			refs := imageref.Find(c.Image)
-			p, ok := "", len(refs) == 1 && refs[0].Ref == c.Image
-			if ok {
-				p, ok = t.placeholder(refs[0])
+			p, ok := t.placeholders[c.Image]
+			if refs := imageref.Find(c.Image); !ok && len(refs) == 1 && refs[0].Ref == c.Image {
+				p, ok = t.placeholder(refs[0]) // the same digest through another repository
 			}
 			if !ok {
 				return fmt.Errorf("%s: %s container %s: image %s is not in spec.relatedImages; expected every container image to be a relatedImage so that it can be templated",

@@ -114,6 +114,8 @@ func ReviewRBAC(old, new []Object) (RBAC, error) {
 			rv.Changes = append(rv.Changes, Finding{Role: id, Rule: n.String(), Class: "added"})
 			if adminLike(n.roleRef, newRoles) {
 				rv.Escalations = append(rv.Escalations, Finding{Role: id, Rule: n.String(), Class: ClassAdminBinding})
+			} else {
+				rv.Escalations = append(rv.Escalations, boundAccess(id, n, oldRoles, newRoles)...)
 			}
 		}
 	}
@@ -265,6 +267,40 @@ func covered(a atom, rules []rbacv1.PolicyRule) bool {
 		}
 	}
 	return false
+}
+
+// boundAccess classifies what a new or rebound binding grants through a role the tree
+// already had (a new role's rules are classified as the role's own changes): its subjects
+// gain every rule of it.
+func boundAccess(id string, b *binding, oldRoles, newRoles map[string]*role) []Finding {
+	r := boundRole(b, newRoles)
+	if r == nil || oldRoles[r.id] == nil {
+		return nil
+	}
+	kind := "Role" // a ClusterRole bound by a RoleBinding grants in one namespace
+	if strings.HasPrefix(id, "ClusterRoleBinding ") {
+		kind = "ClusterRole"
+	}
+	var out []Finding
+	for _, rule := range r.rules {
+		for _, c := range classify(kind, rule, nil) {
+			out = append(out, Finding{Role: id, Rule: b.String() + " grants " + RuleString(rule), Class: c})
+		}
+	}
+	return out
+}
+
+// boundRole finds the role a binding refers to: a ClusterRole by name, a Role in the
+// binding's namespace.
+func boundRole(b *binding, roles map[string]*role) *role {
+	if b.roleRef.Kind == "ClusterRole" {
+		return roles["ClusterRole "+b.roleRef.Name]
+	}
+	ns := strings.TrimPrefix(b.id, "RoleBinding ")
+	if i := strings.Index(ns, "/"); i >= 0 {
+		return roles["Role "+ns[:i]+"/"+b.roleRef.Name]
+	}
+	return nil
 }
 
 // adminLike reports whether a binding's role is a default admin role or a shipped role that

@@ -56,6 +56,15 @@ func TestReviewRBAC(t *testing.T) {
 			new: map[string]string{"r.yaml": withRules("- apiGroups: [storage.k8s.io]\n  resources: [storageclasses]\n  verbs: [delete]\n")}},
 		{name: "node write and pods/exec", changed: true, escalations: []string{"ClusterRole lvms-operator|cluster-write", "ClusterRole lvms-operator|nodes-exec"},
 			new: map[string]string{"r.yaml": withRules("- apiGroups: [\"\"]\n  resources: [nodes, pods/exec]\n  verbs: [create]\n")}},
+		{name: "new binding of an existing role", changed: true, escalations: []string{"ClusterRoleBinding other|cluster-write", "ClusterRoleBinding other|nodes-exec"},
+			new: map[string]string{"r.yaml": baseRole, "b.yaml": `apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: other
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: lvms-operator}
+subjects:
+- {kind: ServiceAccount, name: other, namespace: openshift-storage}
+`}},
 		{name: "binding to cluster-admin", changed: true, escalations: []string{"ClusterRoleBinding lvms-operator-admin|admin-binding"},
 			new: map[string]string{"r.yaml": baseRole, "b.yaml": `apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRoleBinding
