@@ -317,3 +317,40 @@ func TestApplyValuesOnly(t *testing.T) {
 		})
 	}
 }
+
+// TestApplyStructuralKeepsOtherLines: a change of shape (a key or item added or dropped) is
+// encoded, and merged back into the original line by line, so blank lines, aligned values
+// and mixed line ends elsewhere stay; where the change meets such a line (a conflict), the
+// encoded file is used whole.
+func TestApplyStructuralKeepsOtherLines(t *testing.T) {
+	for _, tc := range []struct{ name, current, want, expect string }{
+		{"blank lines, key added",
+			"kind: Deployment\n\nmetadata:\n  name: x\n\nspec:\n  replicas: 1\n",
+			"kind: Deployment\nmetadata: {name: x, labels: {a: b}}\nspec: {replicas: 1}\n",
+			"kind: Deployment\n\nmetadata:\n  name: x\n  labels:\n    a: b\n\nspec:\n  replicas: 1\n"},
+		{"aligned values, item dropped",
+			"kind:   Role    # aligned\nrules:\n- verbs: [get]\n- verbs: [list]\nx:      1\n",
+			"kind: Role\nrules: [{verbs: [get]}]\nx: 1\n",
+			"kind:   Role    # aligned\nrules:\n- verbs: [get]\nx:      1\n"},
+		{"mixed line ends, env added",
+			"kind: A\r\nenv:\n- name: A\r\n  value: \"1\"\nz: 1\r\n",
+			"kind: A\nenv: [{name: A, value: '1'}, {name: B, value: '2'}]\nz: 1\n",
+			"kind: A\r\nenv:\n- name: A\r\n  value: \"1\"\n- name: B\n  value: \"2\"\nz: 1\r\n"},
+		{"the change meets a line formatted otherwise: the file is encoded whole",
+			"a:      1\n\nb: 2\n",
+			"a: 5\nb: 2\nc: 3\n",
+			"a: 5\nb: 2\nc: 3\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			want, err := reencode(tc.want)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := Apply([]byte(tc.current), want)
+			if string(got) != tc.expect {
+				t.Errorf("got:\n%q\nwant:\n%q", got, tc.expect)
+			}
+			checkApplied(t, []byte(tc.current), got, want)
+		})
+	}
+}

@@ -9,7 +9,8 @@
 // (form.go): CRLF line ends, a missing final newline, the indentation width (2 or 4 spaces)
 // and list indentation, a YAML file written as pretty JSON (written back as JSON with its
 // indentation unit), anchors, aliases and merge keys (anchors.go says what a change under
-// an anchor does).
+// an anchor does), and laid back onto the original line by line (lines.go) so that blank
+// lines, aligned values and other formatting away from the change stay too.
 //
 // "Meaning" is what a Kubernetes decoder sees: documents decoded to JSON values with null
 // fields dropped (so `creationTimestamp: null` or a missing trailing newline is formatting).
@@ -147,17 +148,35 @@ func edit(current, want []byte, f form, expand bool) ([]byte, error) {
 		}
 	}
 	snap := scalarSnapshot(cur)
-	for i := range cur {
-		merge(cur[i], wnt[i])
-	}
-	if f.json {
-		return encodeJSON(cur, f)
-	}
-	encoded, err := encode(cur, string(current), f)
+	base, err := encodeAs(cur, current, f, snap)
 	if err != nil {
 		return nil, err
 	}
-	return rewrap(current, encoded, cur, snap), nil
+	for i := range cur {
+		merge(cur[i], wnt[i])
+	}
+	edited, err := encodeAs(cur, current, f, snap)
+	if err != nil {
+		return nil, err
+	}
+	// The original's formatting where the change is not (lines.go).
+	if merged, ok := mergeLines(string(base), string(current), string(edited)); ok && Equal([]byte(merged), want) {
+		return []byte(merged), nil
+	}
+	return edited, nil
+}
+
+// encodeAs encodes documents in form f, with the original bytes of unchanged wrapped
+// scalars put back (see wrap.go).
+func encodeAs(docs []*kyaml.Node, original []byte, f form, snap map[*kyaml.Node]origScalar) ([]byte, error) {
+	if f.json {
+		return encodeJSON(docs, f)
+	}
+	encoded, err := encode(docs, string(original), f)
+	if err != nil {
+		return nil, err
+	}
+	return rewrap(original, encoded, docs, snap), nil
 }
 
 // parse splits a file into its non-empty document nodes.
