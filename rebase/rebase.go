@@ -18,6 +18,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -151,6 +152,8 @@ type runner struct {
 	newLock *lock.Lock
 	// fetching names the input the current phase is fetching, for interruption messages.
 	fetching string
+	// mu guards result.Warnings: the source warns from its parallel fetches.
+	mu sync.Mutex
 
 	// What the phases produce, in order: the architectures (from the source options), the
 	// bundle and payloads, the snapshot assets and their translation, the bundle's
@@ -219,6 +222,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	}
 	r.result.OCP = r.opts.OCP
 
+	r.opts.Source.Logger = r.sourceLogger(r.opts.Source.Logger)
 	if r.src, err = source.New(r.opts.Source); err != nil {
 		return nil, err
 	}
@@ -290,7 +294,7 @@ func (r *runner) recoverTree() error {
 // warn records a warning of the run where it arises: on stderr at once, in Result.Warnings
 // (the summary, -o json) and, verbatim, in the PR body's Warnings section.
 func (r *runner) warn(msg string, attrs ...any) {
-	r.result.Warnings = append(r.result.Warnings, msg)
+	r.recordWarning(msg)
 	r.log.Warn(msg, attrs...)
 }
 
