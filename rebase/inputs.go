@@ -13,6 +13,7 @@ import (
 
 	"github.com/lvms-rebase/lvms-rebase/rebase/era"
 	"github.com/lvms-rebase/lvms-rebase/rebase/lock"
+	"github.com/lvms-rebase/lvms-rebase/rebase/option"
 	"github.com/lvms-rebase/lvms-rebase/rebase/shrecord"
 	"github.com/lvms-rebase/lvms-rebase/rebase/source"
 	"github.com/lvms-rebase/lvms-rebase/release"
@@ -77,7 +78,7 @@ func chooseOCP(given, root string, allowMismatch bool) (string, error) {
 	}
 	if given == "" {
 		if err != nil {
-			return "", usageErr("--ocp X.Y not given and the tree's OpenShift minor is unknown: %v (give --ocp, e.g. --ocp 4.18)", err)
+			return "", usageErr("%s X.Y not given and the tree's OpenShift minor is unknown: %v (give %[1]s, e.g. %[1]s 4.18)", option.OCP, err)
 		}
 		return m, nil
 	}
@@ -85,8 +86,8 @@ func chooseOCP(given, root string, allowMismatch bool) (string, error) {
 		return given, nil // no release JSON: the images phase names the missing file
 	}
 	if m != given && !allowMismatch {
-		return "", usageErr("--ocp %s differs from the tree's OpenShift %s (release.base %s in %s); drop --ocp to use the tree's, or pass --allow-base-mismatch for a branch whose OCP rebase has not run yet",
-			given, m, base, BaseFile)
+		return "", usageErr("%[1]s %[2]s differs from the tree's OpenShift %[3]s (release.base %[4]s in %[5]s); drop %[1]s to use the tree's, or pass %[6]s for a branch whose OCP rebase has not run yet",
+			option.OCP, given, m, base, BaseFile, option.AllowBaseMismatch)
 	}
 	return given, nil
 }
@@ -123,14 +124,14 @@ func choosePayloads(o *Options) (rule, from string, err error) {
 		return PayloadNewest, "", nil
 	case "", PayloadTree:
 	default:
-		return "", "", usageErr("--payload %q: expected tree or newest", o.Payload)
+		return "", "", usageErr("%s %q: expected tree or newest", option.Payload, o.Payload)
 	}
 	data, err := os.ReadFile(filepath.Join(o.MicroShiftDir, filepath.FromSlash(LastRebaseFile)))
 	if errors.Is(err, fs.ErrNotExist) && o.Payload == "" {
 		return PayloadNewest, "", nil
 	}
 	if err != nil {
-		return "", "", usageErr("--payload tree: %v", err)
+		return "", "", usageErr("%s tree: %v", option.Payload, err)
 	}
 	specs, err := ParseLastRebase(data)
 	if err != nil {
@@ -143,7 +144,7 @@ func choosePayloads(o *Options) (rule, from string, err error) {
 	refs := map[string]string{}
 	for _, a := range arches {
 		if specs[a] == "" {
-			return "", "", fmt.Errorf("%s names no %s release (it has x86_64 and aarch64); pin it with --ocp-release-%s", LastRebaseFile, a, a)
+			return "", "", fmt.Errorf("%s names no %s release (it has x86_64 and aarch64); pin it with %s", LastRebaseFile, a, option.For(option.OCPRelease, a))
 		}
 		refs[a] = specs[a]
 	}
@@ -158,7 +159,7 @@ func ChooseLVMS(ctx context.Context, src *source.Source, o source.Options, ocp, 
 	if forced != "" {
 		m, err := MinorOf(forced)
 		if err != nil || m != strings.TrimSpace(forced) {
-			return era.Choice{}, usageErr("--lvms %q: expected X.Y (e.g. 4.21)", forced)
+			return era.Choice{}, usageErr("%s %q: expected X.Y (e.g. 4.21)", option.LVMS, forced)
 		}
 		return forcedChoice(m), nil
 	}

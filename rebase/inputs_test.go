@@ -82,10 +82,10 @@ func TestChooseOCP(t *testing.T) {
 		{"from a 5.0 nightly", "5.0.0-0.nightly-2026-07-23-224236", "", false, "5.0", ""},
 		{"from an arm-style nightly", "4.22.0-0.nightly-arm64-2026-07-21-030405", "", false, "4.22", ""},
 		{"given and equal", "4.22.0-0.nightly-2026-07-20-101112", "4.22", false, "4.22", ""},
-		{"given and different", "5.0.0-0.nightly-2026-07-23-224236", "4.23", false, "", "--ocp 4.23 differs from the tree's OpenShift 5.0 (release.base 5.0.0-0.nightly-2026-07-23-224236"},
+		{"given and different", "5.0.0-0.nightly-2026-07-23-224236", "4.23", false, "", "OCP 4.23 differs from the tree's OpenShift 5.0 (release.base 5.0.0-0.nightly-2026-07-23-224236"},
 		{"different but allowed", "5.0.0-0.nightly-2026-07-23-224236", "4.23", true, "4.23", ""},
 		{"no tree, given", "", "4.18", false, "4.18", ""},
-		{"no tree, not given", "", "", false, "", "--ocp X.Y not given"},
+		{"no tree, not given", "", "", false, "", "OCP X.Y not given"},
 		{"bad base", "latest", "", false, "", "release.base"},
 		// release.base goes through the strict parser --ocp uses, given --ocp or not.
 		{"base without minor", "5", "", false, "", BaseFile + `: release.base "5": expected an OpenShift version X.Y.Z`},

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/lvms-rebase/lvms-rebase/rebase/option"
 	"github.com/lvms-rebase/lvms-rebase/rebase/recipe"
 	"github.com/lvms-rebase/lvms-rebase/release"
 )
@@ -22,20 +23,20 @@ func (r *runner) preflight() error {
 		rel := releasePath(a)
 		data, err := os.ReadFile(filepath.Join(r.opts.MicroShiftDir, filepath.FromSlash(rel)))
 		if err != nil {
-			return fmt.Errorf("--microshift-dir %s: reading %s: expected MicroShift's release JSON for %s: %w", r.opts.MicroShiftDir, rel, a, err)
+			return fmt.Errorf("%s %s: reading %s: expected MicroShift's release JSON for %s: %w", option.MicroShiftDir, r.opts.MicroShiftDir, rel, a, err)
 		}
 		if _, err := release.Read(data); err != nil {
-			return fmt.Errorf("--microshift-dir %s: %s: %w", r.opts.MicroShiftDir, rel, err)
+			return fmt.Errorf("%s %s: %s: %w", option.MicroShiftDir, r.opts.MicroShiftDir, rel, err)
 		}
 		r.releaseData[a] = data
 	}
 	// A broken recipe is refused now, not after the fetches (recipe.Reconcile would refuse it too).
 	if err := recipe.Validate(r.opts.MicroShiftDir, recipe.RecipeFiles, recipe.Components); err != nil {
-		return fmt.Errorf("--microshift-dir %s: %w", r.opts.MicroShiftDir, err)
+		return fmt.Errorf("%s %s: %w", option.MicroShiftDir, r.opts.MicroShiftDir, err)
 	}
 	if sa := r.opts.SnapshotAssets; !strings.Contains(sa, "{commit}") && !strings.Contains(sa, "://") {
 		if _, err := os.Stat(sa); err != nil {
-			return fmt.Errorf("--snapshot-assets %s: expected a URL with {commit}, a directory or a tarball: %w", sa, err)
+			return fmt.Errorf("%s %s: expected a URL with {commit}, a directory or a tarball: %w", option.SnapshotAssets, sa, err)
 		}
 	}
 	if r.opts.Commit && r.opts.Mode == ModeWrite {
@@ -45,7 +46,7 @@ func (r *runner) preflight() error {
 	}
 	if r.opts.PRBody != "" {
 		if err := checkWritable(r.opts.PRBody); err != nil {
-			return fmt.Errorf("--pr-body %s: %w", r.opts.PRBody, err)
+			return fmt.Errorf("%s %s: %w", option.PRBody, r.opts.PRBody, err)
 		}
 	}
 	return nil
@@ -57,11 +58,11 @@ func releasePath(arch string) string { return "assets/release/release-" + arch +
 // who the author and committer are.
 func gitPreflight(root string) error {
 	if out, err := git(root, "rev-parse", "--is-inside-work-tree"); err != nil || strings.TrimSpace(out) != "true" {
-		return fmt.Errorf("--commit: %s is not inside a git work tree", root)
+		return fmt.Errorf("%s: %s is not inside a git work tree", option.Commit, root)
 	}
 	for _, v := range []string{"GIT_AUTHOR_IDENT", "GIT_COMMITTER_IDENT"} {
 		if _, err := git(root, "var", v); err != nil {
-			return fmt.Errorf("--commit: git has no identity to commit with (set user.name and user.email): %w", err)
+			return fmt.Errorf("%s: git has no identity to commit with (set user.name and user.email): %w", option.Commit, err)
 		}
 	}
 	return nil

@@ -27,6 +27,7 @@ import (
 	"github.com/lvms-rebase/lvms-rebase/rebase/bundle"
 	"github.com/lvms-rebase/lvms-rebase/rebase/era"
 	"github.com/lvms-rebase/lvms-rebase/rebase/lock"
+	"github.com/lvms-rebase/lvms-rebase/rebase/option"
 	"github.com/lvms-rebase/lvms-rebase/rebase/payload"
 	"github.com/lvms-rebase/lvms-rebase/rebase/recipe"
 	"github.com/lvms-rebase/lvms-rebase/rebase/render"
@@ -187,10 +188,10 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	}
 	root, err := filepath.Abs(opts.MicroShiftDir)
 	if err != nil {
-		return nil, fmt.Errorf("--microshift-dir %q: %w", opts.MicroShiftDir, err)
+		return nil, fmt.Errorf("%s %q: %w", option.MicroShiftDir, opts.MicroShiftDir, err)
 	}
 	if st, err := os.Stat(root); err != nil || !st.IsDir() {
-		return nil, fmt.Errorf("--microshift-dir %q: expected an existing directory (a MicroShift checkout)", opts.MicroShiftDir)
+		return nil, fmt.Errorf("%s %q: expected an existing directory (a MicroShift checkout)", option.MicroShiftDir, opts.MicroShiftDir)
 	}
 	opts.MicroShiftDir = root
 
@@ -215,7 +216,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		r.opts.SnapshotAssets = snapshot.DefaultSource
 	}
 	if _, err := era.ParseMinor(r.opts.OCP); err != nil {
-		return nil, fmt.Errorf("--ocp %w", err)
+		return nil, fmt.Errorf("%s %w", option.OCP, err)
 	}
 	if _, err := era.OCPRowFor(r.opts.OCP); err != nil {
 		return nil, err
@@ -245,7 +246,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 func (r *runner) prepare(old *lock.Lock) error {
 	if r.opts.Mode == ModeCheck {
 		if old == nil {
-			return fmt.Errorf("--check: no lock file %s in %s; run a rebase first", lock.Path, r.opts.MicroShiftDir)
+			return fmt.Errorf("%s: no lock file %s in %s; run a rebase first", option.Check, lock.Path, r.opts.MicroShiftDir)
 		}
 		r.result.PayloadRule, r.result.PayloadSource = old.PayloadRule, old.PayloadSource
 		return pinFromLock(&r.opts, old)
@@ -710,7 +711,7 @@ func (r *runner) writePRBody(changes *tree.Changes, before, files map[string][]b
 		in.oldVersion, in.oldPayload = old.Bundle.Version, old.PayloadVersion
 	}
 	if err := replaceFile(r.opts.PRBody, []byte(prBody(in))); err != nil {
-		return fmt.Errorf("--pr-body %s: %w", r.opts.PRBody, err)
+		return fmt.Errorf("%s %s: %w", option.PRBody, r.opts.PRBody, err)
 	}
 	return nil
 }
@@ -787,10 +788,10 @@ func pinFromLock(o *Options, l *lock.Lock) error {
 		o.OCP = l.OCP
 	}
 	if o.OCP != l.OCP {
-		return fmt.Errorf("--check: --ocp %s differs from the lock file's ocp %s", o.OCP, l.OCP)
+		return fmt.Errorf("%s: %s %s differs from the lock file's ocp %s", option.Check, option.OCP, o.OCP, l.OCP)
 	}
 	if l.Bundle.Ref == "" || l.Bundle.Digest == "" {
-		return fmt.Errorf("--check: lock file %s: bundle ref and digest are required", lock.Path)
+		return fmt.Errorf("%s: lock file %s: bundle ref and digest are required", option.Check, lock.Path)
 	}
 	// The bundle is pinned, not its minor: the minor is the CSV's, and the lock's LVMS rule
 	// is applied to it again (lockedChoice), so an edited minor is drift, not a failed fetch.
@@ -799,7 +800,7 @@ func pinFromLock(o *Options, l *lock.Lock) error {
 	var arches []string
 	for _, p := range l.Payloads {
 		if p.Ref == "" || p.Digest == "" {
-			return fmt.Errorf("--check: lock file %s: payload %s: ref and digest are required", lock.Path, p.Arch)
+			return fmt.Errorf("%s: lock file %s: payload %s: ref and digest are required", option.Check, lock.Path, p.Arch)
 		}
 		o.Source.ReleaseRefs[p.Arch] = p.Ref + "@" + p.Digest
 		arches = append(arches, p.Arch)

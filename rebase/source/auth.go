@@ -13,6 +13,8 @@ import (
 	"sync"
 
 	"github.com/google/go-containerregistry/pkg/authn"
+
+	"github.com/lvms-rebase/lvms-rebase/rebase/option"
 )
 
 // authFile is one candidate credentials file and why it is on the list.
@@ -28,7 +30,7 @@ type authFile struct {
 func authFileCandidates(explicit string) []authFile {
 	var files []authFile
 	if explicit != "" {
-		files = append(files, authFile{explicit, "--authfile"})
+		files = append(files, authFile{explicit, option.AuthFile.String()})
 	}
 	if p := os.Getenv("REGISTRY_AUTH_FILE"); p != "" {
 		files = append(files, authFile{p, "REGISTRY_AUTH_FILE"})
@@ -80,7 +82,7 @@ type fileKeychain struct {
 func newFileKeychain(explicit string, log *slog.Logger) (*fileKeychain, error) {
 	if explicit != "" {
 		if _, err := os.Stat(explicit); err != nil {
-			return nil, fmt.Errorf("auth file given with --authfile: %w", err)
+			return nil, fmt.Errorf("auth file given with %s: %w", option.AuthFile, err)
 		}
 	}
 	return &fileKeychain{files: authFileCandidates(explicit), log: log, parsed: map[string]*authConfigFile{}, used: map[string]string{}}, nil
@@ -215,5 +217,5 @@ func (k *fileKeychain) describe(registry string) string {
 	for _, f := range k.files {
 		tried = append(tried, f.path)
 	}
-	return "no credentials for this registry in any auth file (looked in " + strings.Join(tried, ", ") + "); pass -a/--authfile"
+	return "no credentials for this registry in any auth file (looked in " + strings.Join(tried, ", ") + "); pass " + option.AuthFile.String()
 }

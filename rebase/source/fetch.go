@@ -19,6 +19,7 @@ import (
 
 	"github.com/lvms-rebase/lvms-rebase/applier/redact"
 	"github.com/lvms-rebase/lvms-rebase/rebase/extract"
+	"github.com/lvms-rebase/lvms-rebase/rebase/option"
 )
 
 // manifest is a fetched manifest or index and where its blobs can be pulled from.
@@ -152,7 +153,7 @@ func (s *Source) getManifest(ctx context.Context, r imgRef) (*manifest, error) {
 		}
 		d, ok := rec.Digests[r.tag]
 		if !ok {
-			return nil, fmt.Errorf("%s: tag not in the cache %s (offline: run once online with this --cache-dir, or pin by digest)", r, s.cache.dir)
+			return nil, fmt.Errorf("%s: tag not in the cache %s (offline: run once online with this %s, or pin by digest)", r, s.cache.dir, option.CacheDir)
 		}
 		h, err := v1.NewHash(d)
 		if err != nil {

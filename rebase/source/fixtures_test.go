@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lvms-rebase/lvms-rebase/rebase/fixtures"
+	"github.com/lvms-rebase/lvms-rebase/rebase/option"
 	"github.com/lvms-rebase/lvms-rebase/rebase/testregistry"
 )
 
@@ -246,7 +247,7 @@ func TestFixturePinnedSkew(t *testing.T) {
 			o.ReleaseRefs, o.AllowVersionSkew = tc.pins, tc.skew
 			res, err := newSource(t, o).Resolve(ctx(t), "4.22", "4.21")
 			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), "--allow-version-skew") {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), option.AllowVersionSkew.String()) {
 					t.Fatalf("error %v, want %q", err, tc.wantErr)
 				}
 				return

@@ -10,6 +10,7 @@ import (
 
 	"github.com/lvms-rebase/lvms-rebase/applier/redact"
 	"github.com/lvms-rebase/lvms-rebase/internal/strictyaml"
+	"github.com/lvms-rebase/lvms-rebase/rebase/option"
 )
 
 // Mirror is one --mirror SRC=DST prefix rewrite.
@@ -63,7 +64,7 @@ func checkLocation(loc string) error {
 	case strings.Contains(loc, "://"):
 		return fmt.Errorf("%q: want HOST[:PORT][/PATH] without a scheme", redact.URL(loc))
 	case strings.Contains(loc, "@"):
-		return fmt.Errorf("%q: user info or a digest is not allowed (credentials go in --authfile)", redact.URL(loc))
+		return fmt.Errorf("%q: user info or a digest is not allowed (credentials go in %s)", redact.URL(loc), option.AuthFile)
 	}
 	host, path, hasPath := strings.Cut(loc, "/")
 	if !registryHost.MatchString(host) || (!strings.ContainsAny(host, ".:") && host != "localhost") {

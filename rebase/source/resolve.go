@@ -2,7 +2,6 @@ package source
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/lvms-rebase/lvms-rebase/rebase/bundle"
 	"github.com/lvms-rebase/lvms-rebase/rebase/era"
+	"github.com/lvms-rebase/lvms-rebase/rebase/option"
 	"github.com/lvms-rebase/lvms-rebase/rebase/payload"
 )
 
@@ -256,10 +256,10 @@ func PickPayloadVersion(tags []string, minor string, arches []string, allowPrere
 		hint := ""
 		if len(skippedPre) > 0 {
 			sort.Strings(skippedPre)
-			hint += fmt.Sprintf("; %s has only pre-release tags for %s (e.g. %s): pass --allow-prerelease", minor, strings.Join(arches, ", "), skippedPre[len(skippedPre)-1])
+			hint += fmt.Sprintf("; %s has only pre-release tags for %s (e.g. %s): pass %s", minor, strings.Join(arches, ", "), skippedPre[len(skippedPre)-1], option.AllowPrerelease)
 		}
 		if len(otherArches) > 0 {
-			hint += fmt.Sprintf("; %s has tags for %s only: pin one with --ocp-release %s:X.Y.Z-<suffix>", minor, strings.Join(slices.Sorted(maps.Keys(otherArches)), ", "), repo)
+			hint += fmt.Sprintf("; %s has tags for %s only: pin one with %s %s:X.Y.Z-<suffix>", minor, strings.Join(slices.Sorted(maps.Keys(otherArches)), ", "), option.OCPRelease, repo)
 		}
 		return "", "", fmt.Errorf("no %spayload tag X.Y.Z-<arch> for %s (arches %s) in %s%s; minors with tags: %s", kind, minor, strings.Join(arches, ", "), repo, hint, listMinors(minors))
 	}
@@ -310,8 +310,8 @@ func newestCommon(byArch map[string]map[string]*semver.Version, all []*semver.Ve
 		}
 		per = append(per, fmt.Sprintf("newest %s: %s", a, best))
 	}
-	return "", "", fmt.Errorf("no payload of %s is published for every arch (%s) in %s: %s; pin one per arch with --ocp-release-<arch>",
-		minor, strings.Join(arches, ", "), repo, strings.Join(per, "; "))
+	return "", "", fmt.Errorf("no payload of %s is published for every arch (%s) in %s: %s; pin one per arch with %s",
+		minor, strings.Join(arches, ", "), repo, strings.Join(per, "; "), option.For(option.OCPRelease, "<arch>"))
 }
 
 // Resolve picks the bundle and per-arch payloads for OpenShift minor ocp (X.Y). bundleMinor
@@ -433,7 +433,7 @@ func (s *Source) resolveBundle(ctx context.Context, minor string, x *Extracted) 
 	if got := fmt.Sprintf("%d.%d", v.Major(), v.Minor()); minor != "" && got != minor {
 		msg := fmt.Sprintf("bundle %s: CSV %s spec.version %s is LVMS %s, want %s", ref, csv.file, csv.version, got, minor)
 		if !s.opts.AllowVersionSkew {
-			return nil, nil, errors.New(msg + " (--allow-version-skew to proceed)")
+			return nil, nil, fmt.Errorf("%s (%s to proceed)", msg, option.AllowVersionSkew)
 		}
 		s.log.Warn(msg)
 		b.skew = msg
@@ -518,7 +518,7 @@ func (s *Source) checkPayloadSkew(res *Resolution) error {
 	}
 	msg := "pinned GA payloads differ in version across arches: " + strings.Join(ga, ", ")
 	if !s.opts.AllowVersionSkew {
-		return errors.New(msg + " (pin the same z for every arch, or --allow-version-skew)")
+		return fmt.Errorf("%s (pin the same z for every arch, or %s)", msg, option.AllowVersionSkew)
 	}
 	s.log.Warn(msg)
 	res.Warnings = append(res.Warnings, msg)

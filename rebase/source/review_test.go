@@ -18,6 +18,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/registry"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/lvms-rebase/lvms-rebase/rebase/option"
 )
 
 // TestFetchURLNeverEchoesPassword covers URLs url.Parse accepts (errors use URL.Redacted)
@@ -72,9 +74,9 @@ func TestPickPayloadVersionExplainsEmptyMinor(t *testing.T) {
 		want []string
 	}{
 		{"multi only", []string{"4.18.5-multi", "4.18.4-multi", "4.17.1-x86_64"},
-			[]string{"4.18 has tags for multi only", "--ocp-release repo:X.Y.Z-<suffix>"}},
+			[]string{"4.18 has tags for multi only", option.OCPRelease.String() + " repo:X.Y.Z-<suffix>"}},
 		{"pre-release only", []string{"4.19.0-ec.2-x86_64", "4.19.0-rc.1-x86_64", "4.19.0-rc.1-aarch64"},
-			[]string{"only pre-release tags", "e.g. 4.19.0-rc.1-x86_64", "--allow-prerelease"}},
+			[]string{"only pre-release tags", "e.g. 4.19.0-rc.1-x86_64", option.AllowPrerelease.String()}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

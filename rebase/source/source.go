@@ -25,6 +25,7 @@ import (
 	"github.com/lvms-rebase/lvms-rebase/internal/arch"
 	"github.com/lvms-rebase/lvms-rebase/rebase/era"
 	"github.com/lvms-rebase/lvms-rebase/rebase/extract"
+	"github.com/lvms-rebase/lvms-rebase/rebase/option"
 )
 
 // Defaults for Options.
@@ -385,7 +386,7 @@ func checkOptions(opts Options) ([]string, error) {
 func DefaultCacheDir() (string, error) {
 	d, err := os.UserCacheDir()
 	if err != nil {
-		return "", fmt.Errorf("locating a cache directory (set --cache-dir): %w", err)
+		return "", fmt.Errorf("locating a cache directory (set %s): %w", option.CacheDir, err)
 	}
 	return filepath.Join(d, "lvms-rebase"), nil
 }

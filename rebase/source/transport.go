@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/lvms-rebase/lvms-rebase/rebase/option"
 )
 
 // retryTransport retries requests that failed in ways worth retrying: 408, 429 and 5xx
@@ -241,7 +243,7 @@ func newInsecureTransport(base http.RoundTripper, hosts []string) http.RoundTrip
 func (t *insecureTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	insecure := isInsecureHost(t.hosts, req.URL.Host)
 	if req.URL.Scheme == "http" && !insecure && !loopbackHost(req.URL.Hostname()) {
-		return nil, fmt.Errorf("refusing plain http to %s: only loopback hosts and --insecure-registry hosts are reached without TLS", req.URL.Host)
+		return nil, fmt.Errorf("refusing plain http to %s: only loopback hosts and %s hosts are reached without TLS", req.URL.Host, option.InsecureRegistry)
 	}
 	if insecure {
 		return t.insecure.RoundTrip(req)

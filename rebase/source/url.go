@@ -15,6 +15,7 @@ import (
 
 	"github.com/lvms-rebase/lvms-rebase/applier/redact"
 	"github.com/lvms-rebase/lvms-rebase/internal/gitcommit"
+	"github.com/lvms-rebase/lvms-rebase/rebase/option"
 )
 
 // FetchURL downloads an http(s) URL (the snapshot-assets tarball) through the retrying
@@ -36,7 +37,7 @@ func (s *Source) FetchURL(ctx context.Context, rawURL string) (io.ReadCloser, er
 	case "https":
 	case "http":
 		if !loopbackHost(u.Hostname()) && !isInsecureHost(s.opts.Insecure, u.Host) {
-			return nil, fmt.Errorf("URL %s: plain http is only allowed for loopback or --insecure-registry hosts", safeURL(u))
+			return nil, fmt.Errorf("URL %s: plain http is only allowed for loopback or %s hosts", safeURL(u), option.InsecureRegistry)
 		}
 	default:
 		// An opaque URL ("user:pw@host/x" reads as scheme "user") has no User to redact.
@@ -182,7 +183,7 @@ type tooLargeError struct {
 }
 
 func (e *tooLargeError) Error() string {
-	return fmt.Sprintf("URL %s: body larger than %d bytes (--max-image-size)", e.url, e.limit)
+	return fmt.Sprintf("URL %s: body larger than %d bytes (%s)", e.url, e.limit, option.MaxImageSize)
 }
 
 // download fetches u once into the cache, verified; the caller retries.

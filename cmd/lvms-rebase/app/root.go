@@ -91,6 +91,7 @@ kustomize and writes them into a MicroShift checkout's assets/ with a lock file.
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return WithExitCode(ExitUsage, err)
 	})
+	useFlagNames()
 	logs := &logFlags{}
 	logs.addFlags(root.PersistentFlags())
 	configureRebase(root, streams, logs)

@@ -1,0 +1,81 @@
+// Package option names a caller's options in library messages without knowing how the front
+// end spells them. Libraries write option.OCP (an Options field), never a command-line flag;
+// the CLI installs its spelling once with SetNamer, so a CLI user still reads "--ocp" while a Go
+// caller of the library reads the field name. Keeping the spelling in one table in cmd/ is what
+// lets a flag be renamed or aliased without touching library code.
+package option
+
+import "sync/atomic"
+
+// Name is the name of an Options field (or of a per-arch pin, see For). Its String is what
+// the installed Namer makes of it.
+type Name string
+
+// The options library messages refer to. A front end maps every one of them (All).
+const (
+	OCP               Name = "OCP"
+	LVMS              Name = "LVMS"
+	LVMSBundle        Name = "LVMSBundle"
+	Payload           Name = "Payload"
+	OCPRelease        Name = "OCPRelease"
+	MicroShiftDir     Name = "MicroShiftDir"
+	SnapshotAssets    Name = "SnapshotAssets"
+	PRBody            Name = "PRBody"
+	Commit            Name = "Commit"
+	Check             Name = "Check"
+	AllowBaseMismatch Name = "AllowBaseMismatch"
+	AllowPrerelease   Name = "AllowPrerelease"
+	AllowVersionSkew  Name = "AllowVersionSkew"
+	AuthFile          Name = "AuthFile"
+	CacheDir          Name = "CacheDir"
+	InsecureRegistry  Name = "InsecureRegistry"
+	MaxImageSize      Name = "MaxImageSize"
+)
+
+// All lists every Name above, so a front end's test can prove it spells each one.
+var All = []Name{OCP, LVMS, LVMSBundle, Payload, OCPRelease, MicroShiftDir, SnapshotAssets, PRBody,
+	Commit, Check, AllowBaseMismatch, AllowPrerelease, AllowVersionSkew, AuthFile, CacheDir,
+	InsecureRegistry, MaxImageSize}
+
+// archSep separates a Name from the arch it is pinned for (For).
+const archSep = "/"
+
+// For is the per-arch form of n (e.g. OCPRelease for aarch64); arch may be a placeholder such
+// as "<arch>".
+func For(n Name, arch string) Name { return n + archSep + Name(arch) }
+
+// Split undoes For: the base Name and the arch ("" for a plain Name).
+func (n Name) Split() (base Name, arch string) {
+	for i := range len(n) {
+		if n[i] == archSep[0] {
+			return n[:i], string(n[i+1:])
+		}
+	}
+	return n, ""
+}
+
+// Namer spells a Name for the user.
+type Namer func(Name) string
+
+var namer atomic.Pointer[Namer]
+
+// SetNamer installs the front end's spelling; nil restores the default (the field name).
+func SetNamer(f Namer) {
+	if f == nil {
+		namer.Store(nil)
+		return
+	}
+	namer.Store(&f)
+}
+
+// String is n as the installed Namer spells it, or the Options field name ("OCPRelease[aarch64]"
+// for a per-arch Name) when none is installed.
+func (n Name) String() string {
+	if f := namer.Load(); f != nil {
+		return (*f)(n)
+	}
+	if base, arch := n.Split(); arch != "" {
+		return string(base) + "[" + arch + "]"
+	}
+	return string(n)
+}
