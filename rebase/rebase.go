@@ -11,12 +11,14 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -24,6 +26,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/lvms-rebase/lvms-rebase/applier/redact"
+	"github.com/lvms-rebase/lvms-rebase/internal/arch"
 	"github.com/lvms-rebase/lvms-rebase/rebase/bundle"
 	"github.com/lvms-rebase/lvms-rebase/rebase/era"
 	"github.com/lvms-rebase/lvms-rebase/rebase/lock"
@@ -132,10 +135,35 @@ type Result struct {
 	old *lock.Lock // the lock found in the tree before the run, for the PR body
 }
 
-// Phase is one timed step of a run.
+// Phase is one timed step of a run. In JSON its duration is a Go duration string ("1.5s"),
+// not nanoseconds (docs/output.md).
 type Phase struct {
 	Name     string        `json:"name"`
 	Duration time.Duration `json:"duration"`
+}
+
+type phaseJSON struct {
+	Name     string `json:"name"`
+	Duration string `json:"duration"`
+}
+
+// MarshalJSON writes the duration as a Go duration string.
+func (p Phase) MarshalJSON() ([]byte, error) {
+	return json.Marshal(phaseJSON{p.Name, p.Duration.String()})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (p *Phase) UnmarshalJSON(data []byte) error {
+	var j phaseJSON
+	if err := json.Unmarshal(data, &j); err != nil {
+		return err
+	}
+	d, err := time.ParseDuration(j.Duration)
+	if err != nil {
+		return fmt.Errorf("phase %s: duration: %w", j.Name, err)
+	}
+	*p = Phase{Name: j.Name, Duration: d}
+	return nil
 }
 
 type runner struct {
@@ -805,6 +833,9 @@ func pinFromLock(o *Options, l *lock.Lock) error {
 		o.Source.ReleaseRefs[p.Arch] = p.Ref + "@" + p.Digest
 		arches = append(arches, p.Arch)
 	}
+	// The lock lists payloads sorted by name; a run resolves (and reports) them in MicroShift's
+	// order, as a run without --check does.
+	slices.SortStableFunc(arches, arch.Compare)
 	o.Source.Arches = arches
 	if l.SnapshotAssets.Source != "" && o.SnapshotAssets == "" {
 		o.SnapshotAssets = l.SnapshotAssets.Source

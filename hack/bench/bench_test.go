@@ -190,7 +190,7 @@ func TestCountDocs(t *testing.T) {
 
 func TestParseRebaseOutput(t *testing.T) {
 	cold := `{"ocp":"4.18","payloadVersion":"4.18.4","bundleVersion":"v4.18.4-3",
-	  "plan":{"add":["a","b"],"change":["c"]},"phases":[{"name":"resolve","duration":1500000000}]}`
+	  "plan":{"add":["a","b"],"change":["c"]},"phases":[{"name":"resolve","duration":"1.5s"}]}`
 	out, err := parseRebaseOutput([]byte(cold))
 	if err != nil {
 		t.Fatal(err)

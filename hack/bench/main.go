@@ -33,6 +33,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/lvms-rebase/lvms-rebase/rebase"
 	"github.com/lvms-rebase/lvms-rebase/rebase/era"
 	"github.com/lvms-rebase/lvms-rebase/rebase/fixtures"
 	"github.com/lvms-rebase/lvms-rebase/rebase/lock"
@@ -248,10 +249,7 @@ type rebaseOutput struct {
 		Remove    []string `json:"remove"`
 		Unchanged []string `json:"unchanged"`
 	} `json:"plan"`
-	Phases []struct {
-		Name     string        `json:"name"`
-		Duration time.Duration `json:"duration"`
-	} `json:"phases"`
+	Phases []rebase.Phase `json:"phases"`
 }
 
 func parseRebaseOutput(data []byte) (*rebaseOutput, error) {

@@ -6,7 +6,10 @@
 package arch
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/lvms-rebase/lvms-rebase/applier/eras"
 )
@@ -22,6 +25,23 @@ func Known() []string {
 		out = append(out, a.MicroShift)
 	}
 	return out
+}
+
+// Compare orders architectures as Known lists them (MicroShift's first, in MicroShift's order),
+// unknown names last by name: the one order results list architectures in.
+func Compare(a, b string) int {
+	known := Known()
+	i, j := slices.Index(known, a), slices.Index(known, b)
+	if i < 0 {
+		i = len(known)
+	}
+	if j < 0 {
+		j = len(known)
+	}
+	if i != j {
+		return cmp.Compare(i, j)
+	}
+	return strings.Compare(a, b)
 }
 
 // GoArch returns the Go/OCI name of an architecture given in either spelling.

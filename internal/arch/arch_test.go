@@ -39,3 +39,11 @@ func TestNames(t *testing.T) {
 		t.Error("Shipped returned shared storage")
 	}
 }
+
+func TestCompare(t *testing.T) {
+	got := []string{"s390x", "zzz", "aarch64", "ppc64le", "x86_64", "aaa"}
+	slices.SortStableFunc(got, Compare)
+	if want := []string{"x86_64", "aarch64", "ppc64le", "s390x", "aaa", "zzz"}; !slices.Equal(got, want) {
+		t.Errorf("sorted %v, want %v", got, want)
+	}
+}

@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/lvms-rebase/lvms-rebase/applier"
 	"github.com/lvms-rebase/lvms-rebase/internal/arch"
+	"github.com/lvms-rebase/lvms-rebase/internal/output"
 )
 
 // applyFlags are the apply command's flag values.
@@ -65,13 +65,13 @@ and applies them with server-side apply. Objects already in the desired state ar
 	fl.BoolVar(&f.wait, "wait", false, "wait for the storage and snapshot workloads to become ready")
 	fl.DurationVar(&f.waitTimeout, "wait-timeout", 5*time.Minute, "how long --wait waits")
 	fl.DurationVar(&f.timeout, "timeout", 10*time.Minute, "overall deadline, including retries while the API server is unreachable")
-	fl.StringVarP(&f.output, "output", "o", "text", "result format: text or json")
+	addOutputFlag(fl, &f.output)
 	return cmd
 }
 
 func runApply(ctx context.Context, streams IOStreams, f *applyFlags) (err error) {
-	if f.output != "text" && f.output != "json" {
-		return usageError("-o/--output: expected text or json, got %q", f.output)
+	if err := checkOutput(f.output); err != nil {
+		return err
 	}
 	log, err := f.logs.logger(streams.ErrOut)
 	if err != nil {
@@ -234,7 +234,7 @@ func objectsJSON(refs []applier.ObjectRef) []objectJSON {
 }
 
 func printApplyResult(out io.Writer, format string, res *applier.Result) error {
-	if format == "json" {
+	if output.IsMachine(format) {
 		j := applyResultJSON{Era: string(res.Era), Lvmd: res.Lvmd.Message, LvmdPath: res.Lvmd.Path, LvmdChecksum: res.LvmdChecksum,
 			RuntimeLvmdWritten: res.RuntimeLvmdWritten, Created: objectsJSON(res.Created), Updated: objectsJSON(res.Updated),
 			Deleted: objectsJSON(res.Deleted), Unchanged: objectsJSON(res.Unchanged), Skipped: []skippedJSON{}, Warnings: res.Warnings}
@@ -253,9 +253,7 @@ func printApplyResult(out io.Writer, format string, res *applier.Result) error {
 			}
 			j.Components = append(j.Components, cj)
 		}
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(j)
+		return output.Write(out, format, output.KindApplyResult, j)
 	}
 	printApplyText(out, res)
 	return nil

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +18,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
+	"github.com/lvms-rebase/lvms-rebase/internal/output"
+	"github.com/lvms-rebase/lvms-rebase/rebase"
 	"github.com/lvms-rebase/lvms-rebase/rebase/testregistry"
 )
 
@@ -46,7 +49,7 @@ func TestModes(t *testing.T) {
 		}
 	}
 
-	// --diff exits 3 when it shows differences, like --check (and diff(1), kubectl diff).
+	// --diff exits 3 when it shows differences, like --check (kubectl diff exits 1).
 	code, out, _ = e.run(dir, "--ocp", "4.18", "--allow-base-mismatch", "--diff")
 	if code != ExitDrift || !strings.Contains(out, "--- a/assets/release/release-x86_64.json") || !strings.Contains(out, "+    \"lvms_operator\": ") {
 		t.Fatalf("--diff: exit %d, output lacks the release JSON diff:\n%s", code, out)
@@ -70,10 +73,14 @@ func TestModes(t *testing.T) {
 		t.Errorf("--log-format json: %d timed phase records, want one per phase:\n%s", phases, errOut)
 	}
 	var res struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
 		Era        string `json:"era"`
 		Resolution struct {
-			Bundle struct{ Ref, Digest string }
+			Bundle   struct{ Ref, Digest string }
+			Payloads []struct{ Arch string }
 		} `json:"resolution"`
+		Phases []rebase.Phase               `json:"phases"` // durations are Go duration strings
 		Images map[string]map[string]string `json:"images"`
 		Plan   struct {
 			Add, Remove []string
@@ -89,6 +96,10 @@ func TestModes(t *testing.T) {
 		res.Images["aarch64"]["lvms_operator"] == res.Images["x86_64"]["lvms_operator"] {
 		t.Fatalf("-o json: unexpected result (want per-arch lvms_operator digests): %+v", res)
 	}
+	if res.APIVersion != output.APIVersion || res.Kind != output.KindRebaseResult || len(res.Phases) == 0 {
+		t.Fatalf("-o json: apiVersion %q, kind %q, %d phases", res.APIVersion, res.Kind, len(res.Phases))
+	}
+	writeArches := fmt.Sprint(res.Resolution.Payloads)
 
 	body := filepath.Join(t.TempDir(), "pr.md")
 	code, out, errOut = e.run(dir, "--ocp", "4.18", "--allow-base-mismatch", "--commit", "--pr-body", body)
@@ -122,10 +133,13 @@ func TestModes(t *testing.T) {
 		t.Fatalf("--diff on an up-to-date tree: exit %d, want 0 and no diff\n%s\n%s", code, out, errOut)
 	}
 
-	// The lock re-renders offline from the cache.
-	code, out, errOut = e.run(dir, "--check", "--offline")
+	// The lock re-renders offline from the cache, listing the arches in the order a write does.
+	code, out, errOut = e.run(dir, "--check", "--offline", "-o", "json")
 	if code != 0 {
 		t.Fatalf("--check --offline: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil || fmt.Sprint(res.Resolution.Payloads) != writeArches {
+		t.Fatalf("--check -o json: %v; payload arches %v, a write's %s", err, res.Resolution.Payloads, writeArches)
 	}
 }
 

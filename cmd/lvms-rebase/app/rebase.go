@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	lvmsrebase "github.com/lvms-rebase/lvms-rebase"
+	"github.com/lvms-rebase/lvms-rebase/internal/output"
 	"github.com/lvms-rebase/lvms-rebase/internal/version"
 	"github.com/lvms-rebase/lvms-rebase/rebase"
 	"github.com/lvms-rebase/lvms-rebase/rebase/era"
@@ -67,7 +67,7 @@ func configureRebase(root *cobra.Command, streams IOStreams, logs *logFlags) {
 	fl.BoolVar(&f.dryRun, "dry-run", false, "resolve and render, print the plan (references, digests, files to add/change/remove); write nothing")
 	fl.BoolVar(&f.diff, "diff", false, "like --dry-run, and print a unified diff against the tree; exit 3 when it shows differences")
 	fl.BoolVar(&f.check, "check", false, "re-render from the lock file's inputs; exit 3 when the tree differs (CI verify step)")
-	fl.StringVarP(&f.output, "output", "o", "text", "result format: text or json")
+	addOutputFlag(fl, &f.output)
 	fl.BoolVar(&f.commit, "commit", false, "git-commit the changes in the MicroShift checkout per phase (lock, images, manifests)")
 	fl.StringVar(&f.prBody, "pr-body", "", "write a markdown pull-request body describing the change to this file")
 	AddSourceFlags(fl, &f.source)
@@ -119,8 +119,8 @@ func runRebase(ctx context.Context, f *rebaseFlags, streams IOStreams) (err erro
 	if err != nil {
 		return err
 	}
-	if f.output != "text" && f.output != "json" {
-		return usageError("-o/--output: expected text or json, got %q", f.output)
+	if err := checkOutput(f.output); err != nil {
+		return err
 	}
 	logger, err := f.logs.logger(streams.ErrOut)
 	if err != nil {
@@ -177,17 +177,8 @@ func runRebase(ctx context.Context, f *rebaseFlags, streams IOStreams) (err erro
 }
 
 func printResult(w io.Writer, format string, res *rebase.Result) error {
-	if format == "json" {
-		var b strings.Builder
-		enc := json.NewEncoder(&b)
-		enc.SetIndent("", "  ")
-		// "<", ">" and "&" print as they are, not as \u003c….
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(res); err != nil {
-			return err
-		}
-		_, err := io.WriteString(w, b.String())
-		return err
+	if output.IsMachine(format) {
+		return output.Write(w, format, output.KindRebaseResult, res)
 	}
 	var b strings.Builder
 	writeInputs(&b, res)

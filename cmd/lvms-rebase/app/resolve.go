@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/lvms-rebase/lvms-rebase/internal/output"
 	"github.com/lvms-rebase/lvms-rebase/rebase"
 	"github.com/lvms-rebase/lvms-rebase/rebase/era"
 	"github.com/lvms-rebase/lvms-rebase/rebase/source"
@@ -47,14 +47,14 @@ manifest-list digest and per-arch child digests. It writes nothing except the im
 	fl := cmd.Flags()
 	fl.StringVar(&f.ocp, "ocp", "", "OpenShift minor, X.Y")
 	fl.StringVar(&f.lvms, "lvms", "", "force the LVMS bundle minor, X.Y (default: the OpenShift minor when published, else the newest published minor below it)")
-	fl.StringVarP(&f.output, "output", "o", "text", "text or json")
+	addOutputFlag(fl, &f.output)
 	AddSourceFlags(fl, &f.source)
 	return cmd
 }
 
 func runResolve(ctx context.Context, f *resolveFlags, streams IOStreams) (err error) {
-	if f.output != "text" && f.output != "json" {
-		return usageError("-o/--output: expected text or json, got %q", f.output)
+	if err := checkOutput(f.output); err != nil {
+		return err
 	}
 	logger, err := f.logs.logger(streams.ErrOut)
 	if err != nil {
@@ -99,10 +99,8 @@ func runResolve(ctx context.Context, f *resolveFlags, streams IOStreams) (err er
 		res.Warnings = append([]string{choice.Warning}, res.Warnings...)
 	}
 	res.LVMS = &choice
-	if f.output == "json" {
-		enc := json.NewEncoder(streams.Out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(res)
+	if output.IsMachine(f.output) {
+		return output.Write(streams.Out, f.output, output.KindResolution, res)
 	}
 	return printResolution(streams.Out, res)
 }

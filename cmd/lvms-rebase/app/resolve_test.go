@@ -5,9 +5,13 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
+	"sigs.k8s.io/yaml"
+
+	"github.com/lvms-rebase/lvms-rebase/internal/output"
 	"github.com/lvms-rebase/lvms-rebase/rebase/fixtures"
 	"github.com/lvms-rebase/lvms-rebase/rebase/source"
 	"github.com/lvms-rebase/lvms-rebase/rebase/testregistry"
@@ -45,6 +49,7 @@ func TestResolveCommand(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
+	checkYAMLMatchesJSON(t, append(base, "--ocp", "4.18"), out, output.KindResolution)
 	b, _ := cat.NewestBundle("4.18")
 	p, _ := cat.NewestPayload("4.18", "aarch64")
 	if res.Bundle.Ref != b.Ref || res.Bundle.Digest != b.Digest || len(res.Payloads) != 2 || res.Payloads[1] != (source.PayloadRef{Arch: "aarch64", Ref: p.Ref, Digest: p.Digest, Version: p.Version}) {
@@ -85,7 +90,7 @@ func TestResolveCommand(t *testing.T) {
 		err  string
 	}{
 		{[]string{"resolve"}, ExitUsage, "--ocp X.Y is required"},
-		{append(base, "--ocp", "4.18", "-o", "yaml"), ExitUsage, "expected text or json"},
+		{append(base, "--ocp", "4.18", "-o", "wide"), ExitUsage, "expected text, json or yaml"},
 		{append(base, "--ocp", "4.18", "--mirror", "bad"), ExitUsage, "SRC=DST"},
 		{append(base, "--ocp", "4.18", "--idms-file", filepath.Join(work, "missing.yaml")), ExitUsage, "IDMS"},
 		{append(base, "--ocp", "4.99", "--offline"), ExitError, ""},
@@ -94,5 +99,28 @@ func TestResolveCommand(t *testing.T) {
 		if code != tc.code || !strings.Contains(errOut, tc.err) {
 			t.Errorf("%v: exit %d, stderr %q; want %d %q", tc.args, code, errOut, tc.code, tc.err)
 		}
+	}
+}
+
+// checkYAMLMatchesJSON runs args with -o yaml and checks it parses to the same object as
+// jsonOut (args' -o json), which carries apiVersion and kind.
+func checkYAMLMatchesJSON(t *testing.T, args []string, jsonOut, kind string) {
+	t.Helper()
+	code, out, errOut := runMain(t, append(args, "-o", "yaml")...)
+	if code != ExitOK {
+		t.Fatalf("-o yaml: exit %d: %s", code, errOut)
+	}
+	var fromJSON, fromYAML map[string]any
+	if err := json.Unmarshal([]byte(jsonOut), &fromJSON); err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal([]byte(out), &fromYAML); err != nil {
+		t.Fatalf("-o yaml does not parse: %v\n%s", err, out)
+	}
+	if fromJSON["apiVersion"] != output.APIVersion || fromJSON["kind"] != kind {
+		t.Errorf("-o json: apiVersion %v, kind %v; want %s %s", fromJSON["apiVersion"], fromJSON["kind"], output.APIVersion, kind)
+	}
+	if !reflect.DeepEqual(fromJSON, fromYAML) {
+		t.Errorf("-o yaml and -o json differ:\n%s\n%s", out, jsonOut)
 	}
 }

@@ -62,7 +62,8 @@ func WithExitCode(code int, err error) error {
 }
 
 // exitQuietly ends the command with code and prints nothing more: the output already says
-// why (--diff exits 3 after printing the differences, like diff(1) and kubectl diff).
+// why (--diff exits 3 after printing the differences; kubectl diff would exit 1, which here
+// means an error).
 func exitQuietly(code int) error { return &exitCodeError{code: code} }
 
 // usageError marks flag and argument mistakes (exit 2).
