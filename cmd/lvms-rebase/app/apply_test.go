@@ -47,7 +47,7 @@ func TestApplyCommandUsage(t *testing.T) {
 		wantErr  string
 	}{
 		{"no assets", []string{"apply", "--kubeconfig", kc}, ExitUsage, "--assets is required"},
-		{"bad output", []string{"apply", "--kubeconfig", kc, "--assets", applyAssets, "-o", "yaml"}, ExitUsage, "-o/--output: expected text or json"},
+		{"bad output", []string{"apply", "--kubeconfig", kc, "--assets", applyAssets, "-o", "wide"}, ExitUsage, "-o/--output: expected text, json or yaml"},
 		{"bad log format", []string{"apply", "--kubeconfig", kc, "--assets", applyAssets, "--log-format", "xml"}, ExitUsage, "--log-format: expected text or json"},
 		{"no kubeconfig", []string{"apply", "--kubeconfig", "", "--assets", applyAssets}, ExitUsage, "--kubeconfig is required"},
 		{"assets not a dir", []string{"apply", "--kubeconfig", kc, "--assets", kc}, ExitUsage, "not a directory"},

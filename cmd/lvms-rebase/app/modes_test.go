@@ -208,7 +208,7 @@ func TestUsageErrors(t *testing.T) {
 		{},
 		{"--ocp", "4.18", "--allow-base-mismatch", "--dry-run", "--check"},
 		{"--ocp", "4.18", "--allow-base-mismatch", "--diff", "--commit"},
-		{"--ocp", "4.18", "--allow-base-mismatch", "-o", "yaml"},
+		{"--ocp", "4.18", "--allow-base-mismatch", "-o", "wide"},
 		{"--ocp", "4.18", "--allow-base-mismatch", "--log-format", "xml"},
 		{"--no-such-flag"},
 		{"no-such-command"},
