@@ -332,7 +332,9 @@ func (r *runner) warn(msg string, attrs ...any) {
 func (r *runner) phase(ctx context.Context, name string, f func() error) error {
 	start := time.Now()
 	r.fetching = ""
-	r.log.Info("phase "+name, "phase", name, "state", "start")
+	// At the default verbosity a phase prints one line, when it ends, with its duration; -v 1
+	// (a record at V(1) has slog level -1) adds when it starts.
+	r.log.Log(ctx, slog.Level(-1), "phase "+name, "phase", name, "state", "start")
 	err := f()
 	if err != nil && ctx.Err() != nil {
 		what := ""
