@@ -12,7 +12,8 @@ import sys
 
 import yaml
 
-RECIPES = ("assets.yaml", "assets_lvms.yaml", "assets_ossm.yaml")
+# lvms_assets.yaml is the LVMS recipe of 4.14-4.17 branches (assets_lvms.yaml from 4.18).
+RECIPES = ("assets.yaml", "assets_lvms.yaml", "lvms_assets.yaml", "assets_ossm.yaml")
 
 
 def entries(node, parent, out, dupes):

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
+	"path"
 	"strings"
 
 	"github.com/lvms-rebase/lvms-rebase/rebase/lock"
@@ -15,14 +16,16 @@ import (
 // so that history reads the same (domain.md §6.5); a phase with nothing staged is skipped.
 var commitPhases = []struct {
 	message string
-	paths   func(root string, managed []string) []string
+	paths   func(root string, managed, records []string) []string
 }{
-	{"update lvms-rebase.lock.yaml", func(string, []string) []string { return []string{lock.Path} }},
-	{"update last_rebase_lvms.sh", func(string, []string) []string { return []string{recipe.RecordPath} }},
-	{"update LVMS images", func(string, []string) []string { return []string{"assets/release"} }},
+	{"update lvms-rebase.lock.yaml", func(string, []string, []string) []string { return []string{lock.Path} }},
+	// The branch's own record: last_rebase_lvms.sh, or last_lvms_rebase.sh up to 4.17; the
+	// message names it as that branch's script does (recordMessage).
+	{"", func(_ string, _, records []string) []string { return records }},
+	{"update LVMS images", func(string, []string, []string) []string { return []string{"assets/release"} }},
 	// The recipes ride with the manifests: they list exactly the files of that commit, so
 	// presubmit.py passes on every commit of the series.
-	{"update LVMS manifests", func(root string, managed []string) []string {
+	{"update LVMS manifests", func(root string, managed, _ []string) []string {
 		return append(append([]string{}, managed...), recipe.Existing(root, recipe.RecipeFiles)...)
 	}},
 }
@@ -30,13 +33,17 @@ var commitPhases = []struct {
 // gitCommitPhases stages what the rebase wrote (legacy defect 1: the images commit was never
 // made because the wrong path was staged) and commits each phase separately.
 // An interruption (ctx done) stops it before the next commit.
-func gitCommitPhases(ctx context.Context, root string, managed []string) ([]string, error) {
+func gitCommitPhases(ctx context.Context, root string, managed, records []string) ([]string, error) {
 	var made []string
 	for _, ph := range commitPhases {
-		if ctx.Err() != nil {
-			return made, fmt.Errorf("stopped before the commit %q (made: %d)", ph.message, len(made))
+		msg := ph.message
+		if msg == "" {
+			msg = recordMessage(records)
 		}
-		paths := ph.paths(root, managed)
+		if ctx.Err() != nil {
+			return made, fmt.Errorf("stopped before the commit %q (made: %d)", msg, len(made))
+		}
+		paths := ph.paths(root, managed, records)
 		args := append([]string{"add", "-A", "--"}, paths...)
 		if _, err := git(root, args...); err != nil {
 			return made, err
@@ -48,12 +55,22 @@ func gitCommitPhases(ctx context.Context, root string, managed []string) ([]stri
 		if strings.TrimSpace(staged) == "" {
 			continue
 		}
-		if _, err := git(root, append([]string{"commit", "-q", "-m", ph.message, "--"}, paths...)...); err != nil {
+		if _, err := git(root, append([]string{"commit", "-q", "-m", msg, "--"}, paths...)...); err != nil {
 			return made, err
 		}
-		made = append(made, ph.message)
+		made = append(made, msg)
 	}
 	return made, nil
+}
+
+// recordMessage is the record commit's message: "update last_rebase_lvms.sh" (4.18 on) or
+// "update last_lvms_rebase.sh" (up to 4.17), as each branch's rebase script writes it.
+func recordMessage(records []string) string {
+	names := make([]string, len(records))
+	for i, p := range records {
+		names[i] = path.Base(p)
+	}
+	return "update " + strings.Join(names, ", ")
 }
 
 func git(dir string, args ...string) (string, error) {

@@ -115,6 +115,9 @@ type Result struct {
 	Excluded   []bundle.Excluded `json:"excluded,omitempty"`
 	// RecipeChanges are the entries added to and dropped from MicroShift's asset recipes.
 	RecipeChanges []recipe.Change `json:"recipeChanges,omitempty"`
+	// Retired are the component files the tree shipped that the run removes because the
+	// era declares them retired, each with the reason.
+	Retired []RetiredFile `json:"retired,omitempty"`
 	// UndeclaredImages are relatedImages the era table does not name, written under derived
 	// keys (era.DerivedKey); each also has a warning.
 	UndeclaredImages []bundle.Image `json:"undeclaredImages,omitempty"`
@@ -197,6 +200,16 @@ type runner struct {
 	archImages map[string]map[string]string
 	files      map[string][]byte
 	managed    []string
+	// recordPaths are the bundle records the run writes (the branch's own names).
+	recordPaths []string
+	// recorded is what the tree recorded before the run (the PR body's "before").
+	recorded *Recorded
+}
+
+// RetiredFile is a component file a run removes because its era declares it retired.
+type RetiredFile struct {
+	Path string `json:"path"`
+	Why  string `json:"why"`
 }
 
 // Run performs the rebase described by opts.
@@ -237,6 +250,11 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		return nil, err
 	}
 	r.result.old = old
+	if r.opts.PRBody != "" {
+		// An unreadable record leaves the PR body's "before" column empty; the run itself
+		// reports the unreadable file (preflight reads the release JSONs).
+		r.recorded, _ = ReadRecorded(os.DirFS(root))
+	}
 	if err := r.prepare(old); err != nil {
 		return nil, err
 	}
@@ -677,7 +695,7 @@ func (r *runner) writeTree(ctx context.Context) error {
 		}
 	}
 	if r.opts.Mode == ModeWrite && r.opts.Commit && res.Changes.Changed() {
-		commits, err := gitCommitPhases(ctx, root, managed)
+		commits, err := gitCommitPhases(ctx, root, managed, r.recordPaths)
 		res.Commits = commits
 		if err != nil {
 			return err
@@ -737,8 +755,10 @@ func (r *runner) writePRBody(changes *tree.Changes, before, files map[string][]b
 		undeclared: res.UndeclaredImages, excluded: res.Excluded, recipes: res.RecipeChanges,
 		semantic: res.Semantic, formatting: res.Formatting,
 		imageUses: res.ImageUses, arches: r.arches, rbac: res.RBAC, warnings: res.Warnings}
-	if old := r.result.old; old != nil {
-		in.oldVersion, in.oldPayload = old.Bundle.Version, old.PayloadVersion
+	// "before" is what the tree recorded (the lock, else its bundle record and release.base),
+	// read as `lvms-rebase outdated` reads it, before the write.
+	if rec := r.recorded; rec != nil {
+		in.oldVersion, in.oldPayload = rec.Bundle, rec.Payload
 	}
 	if err := replaceFile(r.opts.PRBody, []byte(prBody(in))); err != nil {
 		return fmt.Errorf("%s %s: %w", option.PRBody, r.opts.PRBody, err)

@@ -5,12 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
+	"github.com/lvms-rebase/lvms-rebase/rebase/era"
 	"github.com/lvms-rebase/lvms-rebase/rebase/keepstyle"
 	"github.com/lvms-rebase/lvms-rebase/rebase/recipe"
 	"github.com/lvms-rebase/lvms-rebase/rebase/render"
@@ -106,24 +109,20 @@ func keepStyle(root string, files []render.File, bases map[string][]byte) (map[s
 	return out, nil
 }
 
-// records adds last_rebase_lvms.sh to files and returns the recipe files to write: the
-// entries of the component directories whose file sets the run changes.
+// records adds the branch's bundle record (last_rebase_lvms.sh, or last_lvms_rebase.sh up
+// to 4.17) to files and returns the recipe files to write: the entries of the component
+// directories whose file sets the run changes. A file the tree ships that the run would not
+// write stops it unless the era declares its removal (era.Retired).
 func (r *runner) records(files map[string][]byte) (map[string][]byte, error) {
 	root := r.opts.MicroShiftDir
-	b := r.result.Resolution.Bundle
-	ref := b.Ref
-	if i := strings.Index(ref, "@"); i >= 0 && source.Repository(ref[:i]) != ref[:i] {
-		ref = ref[:i] // tag and digest (a --check pin): MicroShift records the tag
-	}
-	if source.Repository(ref) == ref && b.Digest != "" && !strings.Contains(ref, "@") {
-		ref += "@" + b.Digest // pinned by digest only: the record names the digest
-	}
-	rec, err := recipe.Record(root, ref)
+	recs, err := recipe.Records(os.DirFS(root), r.recordSpec(), r.recordRef())
 	if err != nil {
 		return nil, err
 	}
-	files[recipe.RecordPath] = rec
-
+	r.recordPaths = slices.Sorted(maps.Keys(recs))
+	for p, d := range recs {
+		files[p] = d
+	}
 	before, after := map[string][]string{}, map[string][]string{}
 	for _, c := range recipe.Components {
 		if before[c.Dir], err = recipe.ReadDirNames(root, c.Dir); err != nil {
@@ -137,6 +136,9 @@ func (r *runner) records(files map[string][]byte) (map[string][]byte, error) {
 		}
 		sort.Strings(after[c.Dir])
 	}
+	if err := r.checkRetired(before, after); err != nil {
+		return nil, err
+	}
 	res, err := recipe.Reconcile(root, recipe.RecipeFiles, recipe.Components, before, after)
 	if err != nil {
 		return nil, err
@@ -146,6 +148,59 @@ func (r *runner) records(files map[string][]byte) (map[string][]byte, error) {
 		r.warn(w)
 	}
 	return res.Files, nil
+}
+
+// recordSpec names the era's bundle record.
+func (r *runner) recordSpec() recipe.RecordSpec {
+	return recipe.RecordSpec{Name: r.era.Records.Record, Script: r.era.Records.Script, Known: era.RecordNames()}
+}
+
+// recordRef is the bundle pull spec the record names: the tag MicroShift records, or the
+// digest when the bundle was pinned by digest only.
+func (r *runner) recordRef() string {
+	b := r.result.Resolution.Bundle
+	ref := b.Ref
+	if i := strings.Index(ref, "@"); i >= 0 && source.Repository(ref[:i]) != ref[:i] {
+		ref = ref[:i] // tag and digest (a --check pin): MicroShift records the tag
+	}
+	if source.Repository(ref) == ref && b.Digest != "" && !strings.Contains(ref, "@") {
+		ref += "@" + b.Digest // pinned by digest only: the record names the digest
+	}
+	return ref
+}
+
+// checkRetired lets a run remove a component file the tree ships only when the era declares
+// its removal, with the reason (listed in Result.Retired); any other file the run would drop
+// stops it, since the branch's start-up code may read it by name.
+func (r *runner) checkRetired(before, after map[string][]string) error {
+	var undeclared []string
+	for _, c := range recipe.Components {
+		keep := set(after[c.Dir])
+		for _, name := range before[c.Dir] {
+			if keep[name] {
+				continue
+			}
+			p := "assets/" + c.Dir + "/" + name
+			if ret, ok := era.RetiredFor(r.era.Retired, c.Dir, name); ok {
+				r.result.Retired = append(r.result.Retired, RetiredFile{Path: p, Why: ret.Why})
+				continue
+			}
+			undeclared = append(undeclared, p)
+		}
+	}
+	if len(undeclared) > 0 {
+		return fmt.Errorf("the tree ships %s, which era %s/%s does not write and does not declare retired (rebase/era Retired); the branch's files are the authority: add the file to the era's overlay or declare its removal with the reason",
+			strings.Join(undeclared, ", "), r.era.OCPEra, r.era.Name)
+	}
+	return nil
+}
+
+func set(names []string) map[string]bool {
+	m := make(map[string]bool, len(names))
+	for _, n := range names {
+		m[n] = true
+	}
+	return m
 }
 
 // classify splits the changed files into changes of meaning and changes of

@@ -101,6 +101,11 @@ type Era struct {
 	// LiteralImages are the registry references a shipped object may carry untemplated (the
 	// OCP row's, then the LVMS row's); render refuses any other.
 	LiteralImages []LiteralImage
+	// Records are the names of the branch's LVMS rebase record and recipe.
+	Records Records
+	// Retired are the component files the era does not write that a tree may lose, with
+	// the reason (the OCP row's and the LVMS row's).
+	Retired []Retired
 }
 
 // WebhookService is the Service a webhook (by generateName) calls when its bundle ships none:

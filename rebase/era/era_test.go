@@ -18,7 +18,9 @@ func TestFor(t *testing.T) {
 		{"4.18", "lvms-4.18", "ocp-4.18", ""},
 		{"4.19", "lvms-4.18", "ocp-4.18", ""},
 		{"4.20", "lvms-4.20", "ocp-4.18", ""},
-		{"4.23", "lvms-4.20", "ocp-4.18", ""},
+		{"4.21", "lvms-4.20", "ocp-4.18", ""},
+		{"4.22", "lvms-4.20", "ocp-4.22", ""},
+		{"4.23", "lvms-4.20", "ocp-4.22", ""},
 		{"5.0", "lvms-4.20", "ocp-5", ""},
 		{"4.18.3", "lvms-4.18", "ocp-4.18", ""},
 		{"4.13", "", "", "no storage era declared"},
@@ -203,5 +205,46 @@ func mustParse(t *testing.T, name, c string) {
 	t.Helper()
 	if _, err := semver.NewConstraint(c); err != nil {
 		t.Errorf("%s: constraint %q: %v", name, c, err)
+	}
+}
+
+// TestBranchRecordsAndLayout: the record and recipe names and the snapshot split follow
+// MicroShift's branches (last_lvms_rebase.sh/lvms_assets.yaml up to 4.17; role.yaml and
+// rolebinding.yaml from 4.22); every retired file has a reason.
+func TestBranchRecordsAndLayout(t *testing.T) {
+	for _, tc := range []struct {
+		ocp, record, script, recipe string
+		leaderSplit                 bool
+	}{
+		{"4.14", "last_lvms_rebase.sh", "./scripts/auto-rebase/rebase-lvms.sh", "lvms_assets.yaml", false},
+		{"4.17", "last_lvms_rebase.sh", "./scripts/auto-rebase/rebase-lvms.sh", "lvms_assets.yaml", false},
+		{"4.18", "last_rebase_lvms.sh", "./scripts/auto-rebase/rebase_lvms.sh", "assets_lvms.yaml", false},
+		{"4.21", "last_rebase_lvms.sh", "./scripts/auto-rebase/rebase_lvms.sh", "assets_lvms.yaml", false},
+		{"4.22", "last_rebase_lvms.sh", "./scripts/auto-rebase/rebase_lvms.sh", "assets_lvms.yaml", true},
+		{"4.23", "last_rebase_lvms.sh", "./scripts/auto-rebase/rebase_lvms.sh", "assets_lvms.yaml", true},
+		{"5.0", "last_rebase_lvms.sh", "./scripts/auto-rebase/rebase_lvms.sh", "assets_lvms.yaml", true},
+	} {
+		e, err := For(tc.ocp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := e.Records; r.Record != tc.record || r.Script != tc.script || r.Recipe != tc.recipe {
+			t.Errorf("%s: records %+v", tc.ocp, r)
+		}
+		if got := strings.Contains(strings.Join(e.SnapshotSplit, ","), "Role,RoleBinding"); got != tc.leaderSplit {
+			t.Errorf("%s: leader-election split %v, want %v", tc.ocp, got, tc.leaderSplit)
+		}
+		_, retired := RetiredFor(e.Retired, "components/csi-snapshot-controller", "role.yaml")
+		if retired == tc.leaderSplit {
+			t.Errorf("%s: role.yaml retired %v while split %v", tc.ocp, retired, tc.leaderSplit)
+		}
+		for _, r := range e.Retired {
+			if r.Why == "" || r.Dir == "" || r.Glob == "" {
+				t.Errorf("%s: retired entry without dir, glob or reason: %+v", tc.ocp, r)
+			}
+		}
+	}
+	if got := RecordNames(); strings.Join(got, ",") != "last_rebase_lvms.sh,last_lvms_rebase.sh" {
+		t.Errorf("RecordNames = %q", got)
 	}
 }

@@ -97,6 +97,7 @@ func Combine(ocp, lvms string) (Era, error) {
 		CSV: l.CSV, BundleInclude: l.BundleInclude, SnapshotWebhook: o.SnapshotWebhook, SnapshotSplit: o.SnapshotSplit,
 		LiteralImages:     slices.Concat(o.LiteralImages, l.LiteralImages),
 		UnshippedWebhooks: l.UnshippedWebhooks, WebhookServices: l.WebhookServices,
+		Records: o.Records, Retired: slices.Concat(o.Retired, l.Retired),
 	}, nil
 }
 

@@ -33,8 +33,9 @@ var (
 	snapshotter     = ImageKey{"csi-external-snapshotter", "csi-external-snapshotter"}
 	snapshotCtrl    = ImageKey{"csi-snapshot-controller", "csi-snapshot-controller"}
 	snapshotWebhook = ImageKey{"csi-snapshot-validation-webhook", "csi-snapshot-validation-webhook"}
-	// Up to 4.2x MicroShift splits only the cluster RBAC out of 05_operand_rbac.yaml; main
-	// (5.0) also ships the leader-election Role and RoleBinding as role.yaml/rolebinding.yaml.
+	// Up to 4.21 MicroShift splits only the cluster RBAC out of 05_operand_rbac.yaml; from
+	// 4.22 (release-4.22, 4.23, 5.x, main) it also ships the leader-election Role and
+	// RoleBinding as role.yaml/rolebinding.yaml.
 	clusterRBACSplit  = []string{"ClusterRole", "ClusterRoleBinding"}
 	allRBACSplit      = []string{"ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"}
 	topolvmCSV        = CSVPolicy{ServiceAccounts: []string{"topolvm-controller", "topolvm-node"}}
@@ -65,6 +66,10 @@ type OCPRow struct {
 	SnapshotSplit []string
 	// LiteralImages: see Era.LiteralImages (snapshot objects).
 	LiteralImages []LiteralImage
+	// Records: see Era.Records.
+	Records Records
+	// Retired: component files this OCP era does not ship (see Retired).
+	Retired []Retired
 }
 
 // LVMSRow is what the LVMS bundle decides, keyed by the LVMS bundle minor: the driver, the
@@ -88,6 +93,8 @@ type LVMSRow struct {
 	// UnshippedWebhooks, WebhookServices: see Era.
 	UnshippedWebhooks []Unshipped
 	WebhookServices   []WebhookService
+	// Retired: component files this LVMS era does not ship (see Retired).
+	Retired []Retired
 }
 
 // Policy says which LVMS minor an OpenShift range takes. With Pin set, that minor whatever
@@ -112,6 +119,7 @@ var OCPTable = []OCPRow{
 		SnapshotOverlay: "overlays/csi-snapshot-controller/4.14",
 		PayloadImages:   []ImageKey{snapshotter, snapshotCtrl, snapshotWebhook}, SnapshotWebhook: true,
 		SnapshotSplit: clusterRBACSplit,
+		Records:       oldRecords, Retired: retiredLeaderElectionSplit,
 	},
 	{
 		Name: "ocp-4.17", OCP: "~4.17",
@@ -119,23 +127,35 @@ var OCPTable = []OCPRow{
 		SnapshotOverlay: "overlays/csi-snapshot-controller/4.14",
 		PayloadImages:   []ImageKey{snapshotCtrl, snapshotWebhook}, SnapshotWebhook: true,
 		SnapshotSplit: clusterRBACSplit,
+		Records:       oldRecords, Retired: retiredLeaderElectionSplit,
 	},
 	{
 		// 4.18: "Remove CSI webhook".
-		Name: "ocp-4.18", OCP: ">= 4.18, < 5.0",
+		Name: "ocp-4.18", OCP: ">= 4.18, < 4.22",
 		Namespace: eras.StorageNamespace, SnapshotNamespace: eras.SnapshotNamespace,
 		SnapshotOverlay: "overlays/csi-snapshot-controller/4.18",
 		PayloadImages:   []ImageKey{snapshotCtrl},
 		SnapshotSplit:   clusterRBACSplit,
+		Records:         newRecords, Retired: append(retiredSnapshotWebhook(), retiredLeaderElectionSplit...),
 	},
 	{
-		// 5.x: the 4.18 layout plus the leader-election Role/RoleBinding files (main); its
-		// own row so that an unknown 6.0 fails instead of guessing.
+		// 4.22: MicroShift ships the leader-election Role/RoleBinding as role.yaml and
+		// rolebinding.yaml (release-4.22's pkg/components/csi-snapshot-controller.go reads them).
+		Name: "ocp-4.22", OCP: ">= 4.22, < 5.0",
+		Namespace: eras.StorageNamespace, SnapshotNamespace: eras.SnapshotNamespace,
+		SnapshotOverlay: "overlays/csi-snapshot-controller/4.18",
+		PayloadImages:   []ImageKey{snapshotCtrl},
+		SnapshotSplit:   allRBACSplit,
+		Records:         newRecords, Retired: retiredSnapshotWebhook(),
+	},
+	{
+		// 5.x: the 4.22 layout; its own row so that an unknown 6.0 fails instead of guessing.
 		Name: "ocp-5", OCP: ">= 5.0, < 6.0",
 		Namespace: eras.StorageNamespace, SnapshotNamespace: eras.SnapshotNamespace,
 		SnapshotOverlay: "overlays/csi-snapshot-controller/4.18",
 		PayloadImages:   []ImageKey{snapshotCtrl},
 		SnapshotSplit:   allRBACSplit,
+		Records:         newRecords, Retired: retiredSnapshotWebhook(),
 	},
 }
 
@@ -147,34 +167,35 @@ var LVMSTable = []LVMSRow{
 		Name: "topolvm-4.14", LVMS: "~4.14", OCP: "~4.14", Driver: TopoLVM,
 		LVMSOverlay: "overlays/topolvm/4.14", BundleImages: topolvmImages, UnshippedImages: topolvmUnshipped,
 		CSV: topolvmCSV, BundleInclude: topolvmBundleObjs,
+		Retired: append(retiredLVMSFiles(), retiredVersionConfigMap),
 	},
 	{
 		// 4.15: lvmd still a separate container, lvms-version ConfigMap added.
 		Name: "topolvm-4.15", LVMS: "~4.15", OCP: "~4.15", Driver: TopoLVM,
 		LVMSOverlay: "overlays/topolvm/4.15", BundleImages: topolvmImages, UnshippedImages: topolvmUnshipped,
-		CSV: topolvmCSV, BundleInclude: topolvmBundleObjs,
+		CSV: topolvmCSV, BundleInclude: topolvmBundleObjs, Retired: retiredLVMSFiles(),
 	},
 	{
 		// MicroShift 4.16 embeds lvmd in topolvm-node and ships the LVMS 4.15 bundle's RBAC.
 		Name: "topolvm-4.16", LVMS: "~4.15", OCP: "~4.16", Driver: TopoLVM,
 		LVMSOverlay: "overlays/topolvm/4.16", BundleImages: topolvmImages, UnshippedImages: topolvmUnshipped,
-		CSV: topolvmCSV, BundleInclude: topolvmBundleObjs,
+		CSV: topolvmCSV, BundleInclude: topolvmBundleObjs, Retired: retiredLVMSFiles(),
 	},
 	{
 		Name: "lvms-4.17", LVMS: "~4.17", OCP: ">= 4.17", Driver: LVMS,
 		LVMSOverlay: "overlays/lvms/4.17", BundleImages: lvmsImages, UnshippedImages: lvmsUnshipped,
-		CSV: lvmsCSV, BundleInclude: lvmsBundleObjs,
+		CSV: lvmsCSV, BundleInclude: lvmsBundleObjs, Retired: retiredTopoLVMFiles(),
 	},
 	{
 		Name: "lvms-4.18", LVMS: ">= 4.18, < 4.20", OCP: ">= 4.17", Driver: LVMS,
 		LVMSOverlay: "overlays/lvms/4.18", BundleImages: lvmsImages, UnshippedImages: lvmsUnshipped,
-		CSV: lvmsCSV, BundleInclude: lvmsBundleObjs,
+		CSV: lvmsCSV, BundleInclude: lvmsBundleObjs, Retired: retiredTopoLVMFiles(),
 	},
 	{
 		// 4.20+: the CSV suggests openshift-lvm-storage; MicroShift keeps openshift-storage.
 		Name: "lvms-4.20", LVMS: ">= 4.20, < 6.0", OCP: ">= 4.17", Driver: LVMS,
 		LVMSOverlay: "overlays/lvms/4.20", BundleImages: lvmsImages, UnshippedImages: lvmsUnshipped,
-		CSV: lvmsCSV, BundleInclude: lvmsBundleObjs,
+		CSV: lvmsCSV, BundleInclude: lvmsBundleObjs, Retired: retiredTopoLVMFiles(),
 	},
 }
 

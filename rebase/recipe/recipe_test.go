@@ -146,20 +146,75 @@ func TestCheck(t *testing.T) {
 	}
 }
 
-func TestRecord(t *testing.T) {
-	root := t.TempDir()
-	got, err := Record(root, "registry.redhat.io/lvms4/lvms-operator-bundle:v4.18.4-3")
-	if err != nil {
-		t.Fatal(err)
+// TestRecords: a tree keeps its own bundle record (its name, '#!' line and script path);
+// only a tree without one gets the era's; a tree with both names gets both updated.
+func TestRecords(t *testing.T) {
+	const (
+		oldRec = Dir + "/last_lvms_rebase.sh"
+		newRec = Dir + "/last_rebase_lvms.sh"
+		ref    = "registry.redhat.io/lvms4/lvms-operator-bundle:v4.18.4-3"
+	)
+	known := []string{"last_rebase_lvms.sh", "last_lvms_rebase.sh"}
+	newSpec := RecordSpec{Name: "last_rebase_lvms.sh", Script: "./scripts/auto-rebase/rebase_lvms.sh", Known: known}
+	oldSpec := RecordSpec{Name: "last_lvms_rebase.sh", Script: "./scripts/auto-rebase/rebase-lvms.sh", Known: known}
+	for _, tc := range []struct {
+		name string
+		tree map[string]string
+		spec RecordSpec
+		want map[string]string
+	}{
+		{"new tree, 4.18 era", nil, newSpec,
+			map[string]string{newRec: "#!/bin/bash -x\n./scripts/auto-rebase/rebase_lvms.sh to \"" + ref + "\"\n"}},
+		{"new tree, 4.17 era", nil, oldSpec,
+			map[string]string{oldRec: "#!/bin/bash -x\n./scripts/auto-rebase/rebase-lvms.sh to \"" + ref + "\"\n"}},
+		{"4.17 tree keeps its name under a 4.18 era", map[string]string{oldRec: "#!/bin/bash -x\n./scripts/auto-rebase/rebase-lvms.sh to \"x:v4.17.0-43\"\n"}, newSpec,
+			map[string]string{oldRec: "#!/bin/bash -x\n./scripts/auto-rebase/rebase-lvms.sh to \"" + ref + "\"\n"}},
+		{"both names: both updated in their own format", map[string]string{
+			oldRec: "#!/usr/bin/env bash\n./scripts/auto-rebase/rebase-lvms.sh to \"x:v4.17.0-43\"\n",
+			newRec: "#!/bin/bash -x\n./scripts/auto-rebase/rebase_lvms.sh to 'x:v4.18.4'\n"}, newSpec,
+			map[string]string{
+				oldRec: "#!/usr/bin/env bash\n./scripts/auto-rebase/rebase-lvms.sh to \"" + ref + "\"\n",
+				newRec: "#!/bin/bash -x\n./scripts/auto-rebase/rebase_lvms.sh to \"" + ref + "\"\n"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := writeTree(t, tc.tree)
+			got, err := Records(os.DirFS(root), tc.spec, ref)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != len(tc.want) {
+				t.Errorf("got %d records, want %d: %q", len(got), len(tc.want), got)
+			}
+			for p, w := range tc.want {
+				if string(got[p]) != w {
+					t.Errorf("%s = %q, want %q", p, got[p], w)
+				}
+			}
+			if len(tc.tree) == 0 {
+				return
+			}
+			p, r, err := ReadRecord(os.DirFS(root), known)
+			if err != nil || r == "" || (len(tc.tree) == 2 && p != newRec) {
+				t.Errorf("ReadRecord = %q, %q, %v", p, r, err)
+			}
+		})
 	}
-	want := "#!/bin/bash -x\n./scripts/auto-rebase/rebase_lvms.sh to \"registry.redhat.io/lvms4/lvms-operator-bundle:v4.18.4-3\"\n"
-	if string(got) != want {
-		t.Errorf("got %q, want %q", got, want)
+}
+
+func TestParseRecord(t *testing.T) {
+	for in, want := range map[string]string{
+		"#!/bin/bash -x\n./scripts/auto-rebase/rebase_lvms.sh to \"a/b:v4.21.0\"\n": "a/b:v4.21.0",
+		"#!/bin/bash\n  scripts/auto-rebase/rebase-lvms.sh  to 'a/b:v4.17.0-43'\n":  "a/b:v4.17.0-43",
+		"./scripts/auto-rebase/rebase_lvms.sh to a/b@sha256:00\n":                   "a/b@sha256:00",
+	} {
+		got, err := ParseRecord("r", []byte(in))
+		if err != nil || got != want {
+			t.Errorf("ParseRecord(%q) = %q, %v; want %q", in, got, err, want)
+		}
 	}
-	root = writeTree(t, map[string]string{RecordPath: "#!/bin/bash -x\n./scripts/auto-rebase/rebase-lvms.sh to \"x:v1\"\n"})
-	got, _ = Record(root, "y:v2")
-	if string(got) != "#!/bin/bash -x\n./scripts/auto-rebase/rebase-lvms.sh to \"y:v2\"\n" {
-		t.Errorf("existing script path not kept: %q", got)
+	if _, err := ParseRecord("scripts/auto-rebase/last_rebase_lvms.sh", []byte("#!/bin/bash\necho hi\n")); err == nil ||
+		!strings.Contains(err.Error(), "last_rebase_lvms.sh: expected one `rebase_lvms.sh to <bundle>` command") {
+		t.Errorf("error = %v", err)
 	}
 }
 
@@ -175,7 +230,9 @@ func TestRecordReadsBash(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := Record(writeTree(t, map[string]string{RecordPath: tc.record}), "y:v2")
+			spec := RecordSpec{Name: "last_rebase_lvms.sh", Script: "./x/rebase_lvms.sh", Known: []string{"last_rebase_lvms.sh"}}
+			recs, err := Records(os.DirFS(writeTree(t, map[string]string{RecordPath: tc.record})), spec, "y:v2")
+			got := recs[RecordPath]
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), RecordPath) {
 					t.Fatalf("error %v, want %q naming %s", err, tc.wantErr, RecordPath)

@@ -4,47 +4,105 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path"
-	"path/filepath"
+	"strings"
 
 	"github.com/lvms-rebase/lvms-rebase/rebase/shrecord"
 )
 
-// RecordPath is MicroShift's record of the last LVMS rebase (4.18 on; older branches kept a
-// last_lvms_rebase.sh that lvms-rebase leaves alone).
+// RecordPath is the bundle record of 4.18 and later branches (last_rebase_lvms.sh); up to
+// 4.17 MicroShift names it last_lvms_rebase.sh. RecordSpec says which one a branch uses.
 var RecordPath = path.Join(Dir, "last_rebase_lvms.sh")
-
-// defaultScript is the command MicroShift's record calls.
-const defaultScript = "./scripts/auto-rebase/rebase_lvms.sh"
 
 // RecordCommand is the command a bundle record runs: rebase_lvms.sh (4.18 on) or
 // rebase-lvms.sh (4.15–4.17) with `to <bundle>`; it is read with rebase/shrecord, as bash
 // reads it.
 var RecordCommand = shrecord.Spec{Scripts: []string{"rebase_lvms.sh", "rebase-lvms.sh"}, Sub: "to"}
 
-// Record returns the content of last_rebase_lvms.sh for a run on bundleRef, in MicroShift's
+// RecordSpec names a branch's bundle record (from its era, rebase/era Records).
+type RecordSpec struct {
+	// Name is the record (under Dir) a tree without any record gets.
+	Name string
+	// Script is the command a new record calls; an existing record keeps its own.
+	Script string
+	// Known are every name a record may have in any era, newest first (era.RecordNames).
+	Known []string
+}
+
+// Records returns the bundle record files to write for a run on bundleRef (path relative to
+// the root → content). A tree keeps its own record: every known record name it has is
+// rewritten in its own format (its '#!' line and script path), so a 4.17 tree's
+// last_lvms_rebase.sh is updated and no last_rebase_lvms.sh is added, and 4.18–4.20 trees,
+// which carry both names, get both updated to the same bundle (the old one would otherwise
+// keep naming a stale bundle). Only a tree with no record gets spec.Name, in MicroShift's
 // format:
 //
 //	#!/bin/bash -x
 //	./scripts/auto-rebase/rebase_lvms.sh to "registry.redhat.io/lvms4/lvms-operator-bundle:v4.18.4"
 //
-// keeping the script path of an existing record. An existing record that bash would not run
-// as one such command (it does not parse, it runs two) is an error naming its line.
-func Record(root, bundleRef string) ([]byte, error) {
-	script := defaultScript
-	data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(RecordPath)))
-	switch {
-	case err == nil:
-		call, err := shrecord.Find(RecordPath, data, RecordCommand)
+// An existing record that bash would not run as one such command (it does not parse, it
+// runs two) is an error naming its line.
+func Records(fsys fs.FS, spec RecordSpec, bundleRef string) (map[string][]byte, error) {
+	out := map[string][]byte{}
+	for _, name := range spec.Known {
+		p := path.Join(Dir, name)
+		data, err := fs.ReadFile(fsys, p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading %s: %w", p, err)
+		}
+		script := spec.Script
+		call, err := shrecord.Find(p, data, RecordCommand)
 		if err != nil {
 			return nil, err
 		}
 		if call != nil {
 			script = call.Script
 		}
-	case !errors.Is(err, fs.ErrNotExist):
-		return nil, fmt.Errorf("reading %s: %w", RecordPath, err)
+		out[p] = []byte(fmt.Sprintf("%s\n%s to %q\n", shebang(data), script, bundleRef))
 	}
-	return []byte(fmt.Sprintf("#!/bin/bash -x\n%s to %q\n", script, bundleRef)), nil
+	if len(out) == 0 {
+		out[path.Join(Dir, spec.Name)] = []byte(fmt.Sprintf("#!/bin/bash -x\n%s to %q\n", spec.Script, bundleRef))
+	}
+	return out, nil
+}
+
+// shebang is a record's '#!' line, MicroShift's "#!/bin/bash -x" when it has none.
+func shebang(data []byte) string {
+	if first, _, _ := strings.Cut(string(data), "\n"); strings.HasPrefix(first, "#!") {
+		return strings.TrimRight(first, "\r ")
+	}
+	return "#!/bin/bash -x"
+}
+
+// ParseRecord returns the bundle pull spec a record names (`<script> to "<bundle>"`).
+func ParseRecord(name string, data []byte) (string, error) {
+	call, err := shrecord.Find(name, data, RecordCommand)
+	if err != nil {
+		return "", err
+	}
+	if call == nil || len(call.Args) != 1 {
+		return "", fmt.Errorf("%s: expected one `rebase_lvms.sh to <bundle>` command", name)
+	}
+	return call.Args[0], nil
+}
+
+// ReadRecord finds the tree's bundle record (the first of known it has) and returns its
+// path and the bundle it names; "" and no error when the tree has none.
+func ReadRecord(fsys fs.FS, known []string) (p, bundleRef string, err error) {
+	for _, name := range known {
+		p = path.Join(Dir, name)
+		data, err := fs.ReadFile(fsys, p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return p, "", fmt.Errorf("reading %s: %w", p, err)
+		}
+		ref, err := ParseRecord(p, data)
+		return p, ref, err
+	}
+	return "", "", nil
 }

@@ -108,6 +108,7 @@ var SnapshotNameTables = map[string][]NameRule{
 	"ocp-4.14": snapshotWebhookNames,
 	"ocp-4.17": snapshotWebhookNames,
 	"ocp-4.18": snapshotNames,
+	"ocp-4.22": snapshotNames,
 	"ocp-5":    snapshotNames,
 }
 

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/Masterminds/semver/v3"
 	"github.com/google/go-containerregistry/pkg/name"
@@ -55,9 +56,14 @@ func (s *Source) listTags(ctx context.Context, r imgRef) ([]string, error) {
 		return nil, err
 	}
 	// One listing per repository and run: choosing the LVMS minor and resolving the bundle
-	// both read the bundle repository's tags.
-	if v, ok := s.tagLists.Load(loc); ok {
-		return slices.Clone(v.([]string)), nil
+	// both read the bundle repository's tags, and so do the branches of a multi-branch run,
+	// which may ask at the same time (the first lists, the others wait for its answer).
+	v, _ := s.tagLists.LoadOrStore(loc, &tagList{})
+	tl := v.(*tagList)
+	tl.mu.Lock()
+	defer tl.mu.Unlock()
+	if tl.done {
+		return slices.Clone(tl.tags), nil
 	}
 	var tags []string
 	err = s.attempt(ctx, "listing tags of "+loc, func() error {
@@ -69,11 +75,19 @@ func (s *Source) listTags(ctx context.Context, r imgRef) ([]string, error) {
 		return nil, s.explain(err, "listing tags of "+r.repo, loc)
 	}
 	sort.Strings(tags)
-	s.tagLists.Store(loc, slices.Clone(tags))
+	tl.tags, tl.done = slices.Clone(tags), true
 	if err := s.cache.updateTags(r.repo, func(t *tagRecord) { t.Tags = tags }); err != nil {
 		s.log.Warn("cannot record tags in cache", "repo", r.repo, "error", err)
 	}
 	return tags, nil
+}
+
+// tagList is one repository's memoised listing; a failed listing is retried by the next
+// caller.
+type tagList struct {
+	mu   sync.Mutex
+	done bool
+	tags []string
 }
 
 // unknownTag explains a 404 on a tag with the nearest existing tags.
@@ -630,4 +644,36 @@ func readReleaseVersion(path string) (string, error) {
 		return "", err
 	}
 	return md.Version, nil
+}
+
+// NewestBundle returns the reference and tag of the newest bundle of an LVMS minor: what a
+// run resolves, from the bundle repository's tag list alone (listed once per Source).
+func (s *Source) NewestBundle(ctx context.Context, minor string) (ref, tag string, err error) {
+	repo, err := parseRepo(s.opts.BundleRepo)
+	if err != nil {
+		return "", "", err
+	}
+	tags, err := s.listTags(ctx, repo)
+	if err != nil {
+		return "", "", err
+	}
+	if tag, err = PickBundleTag(tags, minor, repo.canonical); err != nil {
+		return "", "", err
+	}
+	return tagRef(repo, tag), tag, nil
+}
+
+// NewestPayload returns the payload version a run with the "newest" rule takes for ocp (the
+// newest GA z published for every arch of the Source) and its warning, from the release
+// repository's tag list alone.
+func (s *Source) NewestPayload(ctx context.Context, ocp string) (version, warning string, err error) {
+	repo, err := parseRepo(s.opts.ReleaseRepo)
+	if err != nil {
+		return "", "", err
+	}
+	tags, err := s.listTags(ctx, repo)
+	if err != nil {
+		return "", "", err
+	}
+	return PickPayloadVersion(tags, ocp, s.arches, s.opts.AllowPrerelease, repo.canonical)
 }

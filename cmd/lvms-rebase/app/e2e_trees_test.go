@@ -1,6 +1,7 @@
 package app
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -56,6 +57,7 @@ func TestEndToEndTrees(t *testing.T) {
 				t.Errorf("stdout does not say the payloads came from last_rebase.sh:\n%s", out)
 			}
 			compareGolden(t, "tree-"+tc.minor, dir)
+			checkOwnRecords(t, filepath.Join(treesRoot, tc.minor), dir)
 			l := readLockFile(t, dir)
 			if l.OCP != tc.minor || l.LVMS == nil || l.LVMS.Minor != tc.lvms || l.LVMS.Rule != tc.rule || l.LVMS.Reason == "" ||
 				l.PayloadRule != "tree" || l.PayloadSource != "scripts/auto-rebase/last_rebase.sh" {
@@ -77,6 +79,25 @@ func TestEndToEndTrees(t *testing.T) {
 				t.Fatalf("--check: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 			}
 		})
+	}
+}
+
+// checkOwnRecords: the run updated the tree's own bundle record and LVMS recipe (a 4.17 tree
+// keeps last_lvms_rebase.sh and lvms_assets.yaml) and added no record of another name.
+func checkOwnRecords(t *testing.T, src, dir string) {
+	t.Helper()
+	before, after := readTree(t, src), readTree(t, dir)
+	for _, name := range []string{"last_rebase_lvms.sh", "last_lvms_rebase.sh", "assets_lvms.yaml", "lvms_assets.yaml"} {
+		p := "scripts/auto-rebase/" + name
+		switch {
+		case before[p] == nil && after[p] != nil:
+			t.Errorf("the run added %s, which the tree did not have", p)
+		case before[p] != nil && bytes.Equal(before[p], after[p]):
+			t.Errorf("the run left the tree's own %s as it was", p)
+		}
+	}
+	if rec := after["scripts/auto-rebase/last_lvms_rebase.sh"]; rec != nil && !strings.Contains(string(rec), "rebase-lvms.sh to ") {
+		t.Errorf("last_lvms_rebase.sh lost its own script path:\n%s", rec)
 	}
 }
 

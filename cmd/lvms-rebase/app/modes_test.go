@@ -107,7 +107,7 @@ func TestModes(t *testing.T) {
 		t.Fatalf("--commit: exit %d\n%s\n%s", code, out, errOut)
 	}
 	log := gitOut(t, dir, "log", "--format=%s")
-	for _, msg := range []string{"update lvms-rebase.lock.yaml", "update LVMS images", "update LVMS manifests"} {
+	for _, msg := range []string{"update lvms-rebase.lock.yaml", "update last_rebase_lvms.sh", "update LVMS images", "update LVMS manifests"} {
 		if !strings.Contains(log, msg) {
 			t.Errorf("git log lacks %q:\n%s", msg, log)
 		}
@@ -119,7 +119,8 @@ func TestModes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"| LVMS bundle | – | v4.18.4-3 |", "| OCP payload | – | 4.18.10 |", "### Image digests",
+	// Without a lock, "before" is what the tree records: its last_rebase_lvms.sh and release.base.
+	for _, want := range []string{"| LVMS bundle | v4.15.12-3 | v4.18.4-3 |", "| OCP payload | 4.16.0-0.nightly-2026-08-18-124557 | 4.18.10 |", "### Image digests",
 		"| x86_64 | `lvms_operator` | – |", "| aarch64 | `topolvm_csi` |", "### RBAC rules", "### CRDs",
 		"- added `lvmclusters.lvm.topolvm.io`", "- removed `assets/components/lvms/csi-driver.yaml`"} {
 		if !strings.Contains(string(md), want) {

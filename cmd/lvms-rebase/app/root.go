@@ -98,6 +98,7 @@ kustomize and writes them into a MicroShift checkout's assets/ with a lock file.
 	configureRebase(root, streams, logs)
 	root.AddCommand(
 		newResolveCommand(streams, logs),
+		newOutdatedCommand(streams, logs),
 		newApplyCommand(streams, logs),
 		newLvmdCommand(streams),
 		newVersionCommand(streams),

@@ -1,0 +1,200 @@
+// Package outdated answers "which MicroShift branches lag?" for a clone: per branch, read
+// from git without checking it out (internal/gittree), what the branch records now
+// (rebase.ReadRecorded: the lock, else its bundle record and release JSON) and what a rebase
+// of it would pick today under the same rules as a run (the LVMS-minor policy, the newest
+// bundle tag of that minor, the payload rule). One Source serves every branch, so each
+// repository's tags are listed once per run.
+package outdated
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/lvms-rebase/lvms-rebase/internal/gittree"
+	"github.com/lvms-rebase/lvms-rebase/rebase"
+	"github.com/lvms-rebase/lvms-rebase/rebase/source"
+)
+
+// APIVersion and Kind identify the report (`lvms-rebase outdated -o json|yaml`).
+const (
+	APIVersion = "lvms-rebase.microshift.io/v1alpha1"
+	Kind       = "BranchStatusList"
+	ItemKind   = "BranchStatus"
+)
+
+// Statuses of a branch.
+const (
+	Current  = "current"
+	Outdated = "outdated"
+	Error    = "error"
+)
+
+// Pair is a recorded value and the one a run would pick today.
+type Pair struct {
+	Current string `json:"current"`
+	Newest  string `json:"newest"`
+}
+
+// Status is one branch's answer.
+type Status struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Branch     string `json:"branch"`
+	Commit     string `json:"commit,omitempty"`
+	// OCP is the branch's OpenShift minor (release.base); LVMS the LVMS minor a run picks.
+	OCP  string `json:"ocp,omitempty"`
+	LVMS string `json:"lvms,omitempty"`
+	// RecordedFrom says where Current values come from: "lock" or "records".
+	RecordedFrom string `json:"recordedFrom,omitempty"`
+	Bundle       Pair   `json:"bundle"`
+	Payload      Pair   `json:"payload"`
+	// PayloadRule is the rule a run applies: "tree" (last_rebase.sh) or "newest".
+	PayloadRule string `json:"payloadRule,omitempty"`
+	Status      string `json:"status"`
+	// Reason says what lags, or why the branch could not be read.
+	Reason string `json:"reason,omitempty"`
+}
+
+// Report is the whole answer, in the order the branches were given.
+type Report struct {
+	APIVersion string   `json:"apiVersion"`
+	Kind       string   `json:"kind"`
+	Items      []Status `json:"items"`
+	// Outdated and Errors list the branches with those statuses (a CI matrix reads Outdated).
+	Outdated []string `json:"outdated"`
+	Errors   []string `json:"errors"`
+}
+
+// Options configure Check.
+type Options struct {
+	// Repo is the clone (any directory inside its work tree, or a bare repository).
+	Repo string
+	// Branches to check; empty means DefaultBranches.
+	Branches []string
+	// Source answers the registry questions; one for the whole run.
+	Source *source.Source
+}
+
+// branchRE matches the branch names checked by default: main, release-4.Y, release-5.Y.
+var branchRE = regexp.MustCompile(`^(main|release-[45]\.[0-9]+)$`)
+
+// DefaultBranches are the local branches named main, release-4.Y or release-5.Y whose tree
+// has assets/release/release-x86_64.json (a MicroShift branch with embedded storage).
+func DefaultBranches(repo string) ([]string, error) {
+	all, err := gittree.Branches(repo)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, b := range all {
+		if !branchRE.MatchString(b) {
+			continue
+		}
+		if _, err := gittree.Git(repo, "cat-file", "-e", "refs/heads/"+b+":"+rebase.BaseFile); err == nil {
+			out = append(out, b)
+		}
+	}
+	return out, nil
+}
+
+// Check reports every branch; a branch that cannot be read is reported with status error
+// and the others are still checked. The error return is for the clone itself.
+func Check(ctx context.Context, o Options) (*Report, error) {
+	branches := o.Branches
+	if len(branches) == 0 {
+		var err error
+		if branches, err = DefaultBranches(o.Repo); err != nil {
+			return nil, err
+		}
+	}
+	rep := &Report{APIVersion: APIVersion, Kind: Kind, Items: []Status{}, Outdated: []string{}, Errors: []string{}}
+	for _, b := range branches {
+		st := checkBranch(ctx, o, b)
+		switch st.Status {
+		case Outdated:
+			rep.Outdated = append(rep.Outdated, b)
+		case Error:
+			rep.Errors = append(rep.Errors, b)
+		}
+		rep.Items = append(rep.Items, st)
+	}
+	return rep, nil
+}
+
+func checkBranch(ctx context.Context, o Options, branch string) Status {
+	st := Status{APIVersion: APIVersion, Kind: ItemKind, Branch: branch}
+	fail := func(err error) Status {
+		st.Status, st.Reason = Error, err.Error()
+		return st
+	}
+	t, err := gittree.Open(o.Repo, "refs/heads/"+branch)
+	if err != nil {
+		return fail(fmt.Errorf("branch %s: %w", branch, err))
+	}
+	st.Commit = t.Commit
+	rec, err := rebase.ReadRecorded(t)
+	if err != nil {
+		return fail(fmt.Errorf("branch %s: %w", branch, err))
+	}
+	st.OCP, st.RecordedFrom = rec.OCP, rec.From
+	st.Bundle.Current, st.Payload.Current = rec.Bundle, rec.Payload
+	if err := newest(ctx, o.Source, rec, &st); err != nil {
+		return fail(fmt.Errorf("branch %s: %w", branch, err))
+	}
+	var lags []string
+	if st.Bundle.Current != st.Bundle.Newest {
+		lags = append(lags, fmt.Sprintf("bundle %s → %s", orNone(st.Bundle.Current), st.Bundle.Newest))
+	}
+	if st.Payload.Current != st.Payload.Newest {
+		lags = append(lags, fmt.Sprintf("payload %s → %s", orNone(st.Payload.Current), st.Payload.Newest))
+	}
+	st.Status = Current
+	if len(lags) > 0 {
+		st.Status, st.Reason = Outdated, strings.Join(lags, "; ")
+	}
+	return st
+}
+
+// newest fills what a plain run on the branch would pick: the LVMS minor by the era policy,
+// that minor's newest bundle tag, and the payload by the run's rule (last_rebase.sh when
+// the tree has it, else the newest GA z common to every arch).
+func newest(ctx context.Context, src *source.Source, rec *rebase.Recorded, st *Status) error {
+	choice, err := rebase.ChooseLVMS(ctx, src, source.Options{}, rec.OCP, "")
+	if err != nil {
+		return err
+	}
+	st.LVMS = choice.Minor
+	if _, st.Bundle.Newest, err = src.NewestBundle(ctx, choice.Minor); err != nil {
+		return err
+	}
+	if rec.LastRebase != nil {
+		st.PayloadRule = rebase.PayloadTree
+		st.Payload.Newest = payloadVersion(rec.LastRebase["x86_64"])
+		return nil
+	}
+	st.PayloadRule = rebase.PayloadNewest
+	st.Payload.Newest, _, err = src.NewestPayload(ctx, rec.OCP)
+	return err
+}
+
+// payloadVersion is the version a payload pull spec names: its tag without the arch suffix
+// ("4.18.10-x86_64" → "4.18.10"; a nightly tag is the version itself).
+func payloadVersion(ref string) string {
+	tag := ref
+	if i := strings.LastIndex(ref, ":"); i > strings.LastIndex(ref, "/") {
+		tag = ref[i+1:]
+	}
+	for _, suffix := range []string{"-x86_64", "-aarch64", "-multi"} {
+		tag = strings.TrimSuffix(tag, suffix)
+	}
+	return tag
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "–"
+	}
+	return s
+}

@@ -1,2 +1,0 @@
-#!/bin/bash -x
-./scripts/auto-rebase/rebase_lvms.sh to "registry.redhat.io/lvms4/lvms-operator-bundle:v4.17.7"
