@@ -63,7 +63,7 @@ func TestCommandsListedExplicitly(t *testing.T) {
 	for _, c := range NewRootCommand(IOStreams{}).Commands() {
 		names = append(names, c.Name())
 	}
-	if want := []string{"apply", "lvmd", "resolve", "version"}; !slices.Equal(names, want) {
+	if want := []string{"apply", "lvmd", "outdated", "resolve", "version"}; !slices.Equal(names, want) {
 		t.Errorf("commands %v, want %v", names, want)
 	}
 	files, err := filepath.Glob("*.go")
