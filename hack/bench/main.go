@@ -73,6 +73,8 @@ type options struct {
 	// layer to real sizes (fixtures.Options).
 	snapshotBytes  int64
 	manifestsBytes int64
+	// fleet lists the branch counts of the multi-branch runs (none: skipped).
+	fleet []string
 }
 
 func parseOptions(args []string) (*options, error) {
@@ -84,6 +86,7 @@ func parseOptions(args []string) (*options, error) {
 	fs.StringVar(&o.microshift, "microshift", "testdata/microshift", "MicroShift-like tree copied as the rebase target")
 	fs.Int64Var(&o.filler, "filler", 150<<20, "incompressible filler bytes per payload image")
 	ocp := fs.String("ocp", "4.18,4.17", "comma-separated OpenShift minors to rebase onto, one bench each")
+	fleet := fs.String("fleet", "2,4", "branch counts of the multi-branch runs (branches round-robin over -ocp), \"\" to skip")
 	fs.StringVar(&o.kubectl, "kubectl", "", `kubectl for the legacy-shaped pipeline (default: from PATH; "none" skips kubectl kustomize)`)
 	fs.Float64Var(&o.linkMbps, "link-mbps", 100, "network model: the registry's bandwidth, shared by all responses (0: unlimited)")
 	fs.DurationVar(&o.delay, "delay", 40*time.Millisecond, "network model: the delay before every response (0: none)")
@@ -96,6 +99,7 @@ func parseOptions(args []string) (*options, error) {
 		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
 	o.ocp = splitList(*ocp)
+	o.fleet = splitList(*fleet)
 	if len(o.ocp) == 0 {
 		return nil, errors.New("-ocp: expected at least one minor, e.g. 4.18")
 	}
@@ -224,6 +228,17 @@ func benchMain(args []string) error {
 		rep.Minors = append(rep.Minors, *mr)
 	}
 
+	for _, n := range o.fleet {
+		var count int
+		if _, err := fmt.Sscan(n, &count); err != nil || count < 1 {
+			return fmt.Errorf("-fleet %s: expected branch counts, e.g. 2,4", n)
+		}
+		fr, err := benchFleet(ctx, o, reg, count)
+		if err != nil {
+			return fmt.Errorf("%d-branch run: %w", count, err)
+		}
+		rep.Fleets = append(rep.Fleets, *fr)
+	}
 	if err := rep.WriteTable(os.Stdout); err != nil {
 		return err
 	}

@@ -126,6 +126,8 @@ type Report struct {
 	BuildSeconds float64       `json:"fixtureBuildSeconds"`
 	PushSeconds  float64       `json:"fixturePushSeconds"`
 	Minors       []MinorResult `json:"minors"`
+	// Fleets are the multi-branch runs (two and four branches) against single runs.
+	Fleets []FleetResult `json:"fleets,omitempty"`
 }
 
 // ratio is a/b, or 0 when b is 0 so that JSON never holds Inf or NaN.
@@ -187,6 +189,11 @@ func (r *Report) WriteTable(w io.Writer) error {
 		seconds(r.BuildSeconds), seconds(r.PushSeconds))
 	for i := range r.Minors {
 		if err := r.Minors[i].writeTable(&b); err != nil {
+			return err
+		}
+	}
+	for i := range r.Fleets {
+		if err := r.Fleets[i].writeTable(&b); err != nil {
 			return err
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strings"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/lvms-rebase/lvms-rebase/rebase"
 	"github.com/lvms-rebase/lvms-rebase/rebase/era"
 	"github.com/lvms-rebase/lvms-rebase/rebase/snapshot"
+	"github.com/lvms-rebase/lvms-rebase/rebase/source"
 )
 
 // checkMinorFlag is the strict X.Y check of --ocp (and other minor flags) when given: "4",
@@ -46,6 +48,9 @@ type rebaseFlags struct {
 	output         string
 	commit         bool
 	prBody         string
+	branches       []string
+	prBodyDir      string
+	parallel       int
 	logs           *logFlags
 }
 
@@ -70,6 +75,9 @@ func configureRebase(root *cobra.Command, streams IOStreams, logs *logFlags) {
 	addOutputFlag(fl, &f.output)
 	fl.BoolVar(&f.commit, "commit", false, "git-commit the changes in the MicroShift checkout per phase (lock, images, manifests)")
 	fl.StringVar(&f.prBody, "pr-body", "", "write a markdown pull-request body describing the change to this file")
+	fl.StringSliceVar(&f.branches, "branches", nil, "rebase these branches of the clone (comma-separated or repeated), each in its own temporary git worktree; the result of b goes on branch lvms-rebase/b")
+	fl.StringVar(&f.prBodyDir, "pr-body-dir", "", "with --branches: write each branch's pull-request body to DIR/<branch>.md")
+	fl.IntVar(&f.parallel, "parallel", 2, "with --branches: branches rebased at once")
 	AddSourceFlags(fl, &f.source)
 	root.Args = cobra.NoArgs
 	root.RunE = func(cmd *cobra.Command, _ []string) error {
@@ -87,6 +95,9 @@ func configureRebase(root *cobra.Command, streams IOStreams, logs *logFlags) {
 		}
 		if st, err := os.Stat(f.microshiftDir); err != nil || !st.IsDir() {
 			return usageError("--microshift-dir %q: expected an existing directory (a MicroShift checkout)", f.microshiftDir)
+		}
+		if len(f.branches) > 0 || f.prBodyDir != "" {
+			return runFleet(cmd, f, streams)
 		}
 		return runRebase(cmd.Context(), f, streams)
 	}
@@ -114,6 +125,22 @@ func (f *rebaseFlags) mode() (rebase.Mode, error) {
 	return mode, nil
 }
 
+// sourceOptions builds the logger and the registry options of the flags (single and
+// multi-branch runs alike).
+func (f *rebaseFlags) sourceOptions(streams IOStreams) (*slog.Logger, source.Options, error) {
+	logger, err := f.logs.logger(streams.ErrOut)
+	if err != nil {
+		return nil, source.Options{}, err
+	}
+	srcOpts, err := f.source.Options()
+	if err != nil {
+		return nil, source.Options{}, err
+	}
+	logger.Debug("image sources", "sources", f.source.String())
+	srcOpts.Logger = logger
+	return logger, srcOpts, nil
+}
+
 func runRebase(ctx context.Context, f *rebaseFlags, streams IOStreams) (err error) {
 	mode, err := f.mode()
 	if err != nil {
@@ -122,16 +149,10 @@ func runRebase(ctx context.Context, f *rebaseFlags, streams IOStreams) (err erro
 	if err := checkOutput(f.output); err != nil {
 		return err
 	}
-	logger, err := f.logs.logger(streams.ErrOut)
+	logger, srcOpts, err := f.sourceOptions(streams)
 	if err != nil {
 		return err
 	}
-	srcOpts, err := f.source.Options()
-	if err != nil {
-		return err
-	}
-	logger.Debug("image sources", "sources", f.source.String())
-	srcOpts.Logger = logger
 	srcOpts.Progress = progressFor(f.logs, streams.ErrOut, logger)
 
 	ctx, cancel := commandContext(ctx, f.source.Timeout)

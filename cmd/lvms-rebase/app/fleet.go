@@ -1,0 +1,89 @@
+package app
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	lvmsrebase "github.com/lvms-rebase/lvms-rebase"
+	"github.com/lvms-rebase/lvms-rebase/internal/version"
+	"github.com/lvms-rebase/lvms-rebase/rebase"
+	"github.com/lvms-rebase/lvms-rebase/rebase/fleet"
+)
+
+// fleetExclusive are the flags that name one tree's inputs or another mode: each branch
+// takes its own OpenShift minor and payloads, and a multi-branch run writes.
+var fleetExclusive = []string{"ocp", "allow-base-mismatch", "lvms", "pr-body", "dry-run", "diff", "check", "ocp-release", "ocp-release-x86_64", "ocp-release-aarch64"}
+
+// runFleet is `lvms-rebase --branches a,b`: each branch rebased in its own worktree of the
+// clone (--microshift-dir), results on lvms-rebase/<b>.
+func runFleet(cmd *cobra.Command, f *rebaseFlags, streams IOStreams) error {
+	if len(f.branches) == 0 {
+		return usageError("--pr-body-dir goes with --branches")
+	}
+	for _, name := range fleetExclusive {
+		if fl := cmd.Flags().Lookup(name); fl != nil && fl.Changed {
+			return usageError("--%s does not apply with --branches: each branch is rebased by its own tree's rules", name)
+		}
+	}
+	if f.output != "text" && f.output != "json" {
+		return usageError("-o/--output: expected text or json, got %q", f.output)
+	}
+	if f.parallel < 1 {
+		return usageError("--parallel %d: expected at least 1", f.parallel)
+	}
+	logger, srcOpts, err := f.sourceOptions(streams)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := commandContext(cmd.Context(), f.source.Timeout)
+	defer cancel()
+	rep, err := fleet.Run(ctx, fleet.Options{Repo: f.microshiftDir, Branches: f.branches, PRBodyDir: f.prBodyDir, Parallel: f.parallel,
+		Rebase: rebase.Options{Payload: f.payload, Source: srcOpts, SnapshotAssets: f.snapshotAssets, Commit: f.commit,
+			Kustomize: lvmsrebase.Kustomize, ToolVersion: version.Version, Logger: logger}})
+	if err != nil {
+		return err
+	}
+	if err := printFleet(streams.Out, f.output, rep); err != nil {
+		return err
+	}
+	if len(rep.Failed) > 0 {
+		return fmt.Errorf("%d of %d branches failed: %s", len(rep.Failed), len(rep.Items), strings.Join(rep.Failed, ", "))
+	}
+	return nil
+}
+
+func printFleet(w io.Writer, format string, rep *fleet.Report) error {
+	var b strings.Builder
+	if format == "json" {
+		enc := json.NewEncoder(&b)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(rep); err != nil {
+			return err
+		}
+	} else {
+		for _, it := range rep.Items {
+			if it.Error != "" {
+				fmt.Fprintf(&b, "%s: error: %s\n", it.Branch, it.Error)
+				continue
+			}
+			fmt.Fprintf(&b, "%s: %s at %.12s", it.Branch, it.ResultBranch, it.Commit)
+			if c := it.Result.Changes; c != nil && c.Changed() {
+				fmt.Fprintf(&b, " (%d added, %d changed, %d removed; bundle %s, payload %s)", len(c.Add), len(c.Change), len(c.Remove), it.Result.BundleVersion, it.Result.PayloadVersion)
+			} else {
+				b.WriteString(" (no changes)")
+			}
+			if it.PRBody != "" {
+				fmt.Fprintf(&b, ", PR body %s", it.PRBody)
+			}
+			b.WriteString("\n")
+		}
+	}
+	// References are redacted where they are formatted (the rebase's results and errors).
+	_, err := io.WriteString(w, b.String())
+	return err
+}

@@ -1,0 +1,159 @@
+// Package fleet rebases several branches of a MicroShift clone in one run. Each branch is
+// rebased in its own temporary `git worktree` (detached at the branch), so the checked-out
+// branch, the work tree and the index of the clone are never touched; the result of branch
+// b is put on the local branch lvms-rebase/b (replaced if it exists). The runs share one
+// cache directory, run with bounded parallelism, and are reported in the order given; a
+// failing branch is reported with its error while the others finish.
+package fleet
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/lvms-rebase/lvms-rebase/internal/gittree"
+	"github.com/lvms-rebase/lvms-rebase/rebase"
+)
+
+// APIVersion and Kind identify the `-o json` document of a multi-branch run.
+const (
+	APIVersion = "lvms-rebase.microshift.io/v1alpha1"
+	Kind       = "BranchRebaseList"
+)
+
+// ResultPrefix prefixes the branch that receives a branch's result.
+const ResultPrefix = "lvms-rebase/"
+
+// DefaultParallel bounds the branches rebased at once: each run already fans its own
+// requests out (source.Options.Concurrency), so a few branches keep a link busy.
+const DefaultParallel = 2
+
+// Options configure Run.
+type Options struct {
+	// Repo is the clone.
+	Repo string
+	// Branches to rebase, in output order.
+	Branches []string
+	// Rebase is the per-branch template: MicroShiftDir and PRBody are set per branch, Mode
+	// is write. Commit makes the per-phase commits; without it one commit holds the run.
+	Rebase rebase.Options
+	// PRBodyDir, when set, receives <branch>.md per branch ('/' in a name becomes '_').
+	PRBodyDir string
+	// Parallel bounds concurrent branches (default DefaultParallel).
+	Parallel int
+}
+
+// BranchResult is one branch's outcome.
+type BranchResult struct {
+	Branch string `json:"branch"`
+	// ResultBranch holds the result (lvms-rebase/<branch>); Commit is its tip.
+	ResultBranch string         `json:"resultBranch,omitempty"`
+	Commit       string         `json:"commit,omitempty"`
+	PRBody       string         `json:"prBody,omitempty"`
+	Result       *rebase.Result `json:"result,omitempty"`
+	Error        string         `json:"error,omitempty"`
+}
+
+// Report is the whole run.
+type Report struct {
+	APIVersion string         `json:"apiVersion"`
+	Kind       string         `json:"kind"`
+	Items      []BranchResult `json:"items"`
+	// Failed lists the branches that failed.
+	Failed []string `json:"failed"`
+}
+
+// Run rebases every branch; the error return is for the clone itself (a branch's failure is
+// in its BranchResult).
+func Run(ctx context.Context, o Options) (*Report, error) {
+	if _, err := gittree.Git(o.Repo, "rev-parse", "--git-dir"); err != nil {
+		return nil, fmt.Errorf("--microshift-dir %s: not a git clone: %w", o.Repo, err)
+	}
+	if o.PRBodyDir != "" {
+		if err := os.MkdirAll(o.PRBodyDir, 0o755); err != nil {
+			return nil, fmt.Errorf("--pr-body-dir: %w", err)
+		}
+	}
+	rep := &Report{APIVersion: APIVersion, Kind: Kind, Items: make([]BranchResult, len(o.Branches)), Failed: []string{}}
+	g := errgroup.Group{}
+	g.SetLimit(max(o.Parallel, 1))
+	if o.Parallel == 0 {
+		g.SetLimit(DefaultParallel)
+	}
+	for i, b := range o.Branches {
+		g.Go(func() error {
+			rep.Items[i] = runBranch(ctx, o, b)
+			return nil
+		})
+	}
+	_ = g.Wait()
+	for _, it := range rep.Items {
+		if it.Error != "" {
+			rep.Failed = append(rep.Failed, it.Branch)
+		}
+	}
+	return rep, nil
+}
+
+// runBranch rebases one branch in a temporary worktree and moves lvms-rebase/<b> to the
+// result when the run succeeds (a failed run leaves lvms-rebase/<b> as it was).
+func runBranch(ctx context.Context, o Options, branch string) BranchResult {
+	br := BranchResult{Branch: branch}
+	fail := func(err error) BranchResult {
+		br.Error = err.Error()
+		return br
+	}
+	if _, err := gittree.Git(o.Repo, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch); err != nil {
+		return fail(fmt.Errorf("branch %s: not a local branch of %s", branch, o.Repo))
+	}
+	parent, err := os.MkdirTemp("", "lvms-rebase-worktree-")
+	if err != nil {
+		return fail(err)
+	}
+	defer os.RemoveAll(parent)
+	wt := filepath.Join(parent, "tree")
+	if _, err := gittree.Git(o.Repo, "worktree", "add", "--quiet", "--detach", wt, "refs/heads/"+branch); err != nil {
+		return fail(err)
+	}
+	defer gittree.Git(o.Repo, "worktree", "remove", "--force", wt) //nolint:errcheck // the directory goes with parent
+	opts := o.Rebase
+	opts.MicroShiftDir, opts.Mode = wt, rebase.ModeWrite
+	if o.PRBodyDir != "" {
+		opts.PRBody = filepath.Join(o.PRBodyDir, strings.ReplaceAll(branch, "/", "_")+".md")
+	}
+	res, err := rebase.Run(ctx, opts)
+	br.Result = res
+	if err != nil {
+		return fail(fmt.Errorf("branch %s: %w", branch, err))
+	}
+	if !opts.Commit {
+		if err := commitAll(wt, branch); err != nil {
+			return fail(err)
+		}
+	}
+	tip, err := gittree.Git(wt, "rev-parse", "HEAD")
+	if err != nil {
+		return fail(err)
+	}
+	br.Commit, br.ResultBranch, br.PRBody = strings.TrimSpace(string(tip)), ResultPrefix+branch, opts.PRBody
+	if _, err := gittree.Git(o.Repo, "branch", "--force", br.ResultBranch, br.Commit); err != nil {
+		return fail(err)
+	}
+	return br
+}
+
+// commitAll commits everything the run changed as one commit (runs without --commit).
+func commitAll(wt, branch string) error {
+	if _, err := gittree.Git(wt, "add", "-A"); err != nil {
+		return err
+	}
+	if out, err := gittree.Git(wt, "status", "--porcelain"); err != nil || len(out) == 0 {
+		return err
+	}
+	_, err := gittree.Git(wt, "commit", "-q", "-m", "lvms-rebase: update LVMS on "+branch)
+	return err
+}
