@@ -71,11 +71,11 @@ type Report struct {
 // in its BranchResult).
 func Run(ctx context.Context, o Options) (*Report, error) {
 	if _, err := gittree.Git(o.Repo, "rev-parse", "--git-dir"); err != nil {
-		return nil, fmt.Errorf("--microshift-dir %s: not a git clone: %w", o.Repo, err)
+		return nil, fmt.Errorf("%s: not a git clone: %w", o.Repo, err)
 	}
 	if o.PRBodyDir != "" {
 		if err := os.MkdirAll(o.PRBodyDir, 0o755); err != nil {
-			return nil, fmt.Errorf("--pr-body-dir: %w", err)
+			return nil, fmt.Errorf("PR body directory: %w", err)
 		}
 	}
 	rep := &Report{APIVersion: APIVersion, Kind: Kind, Items: make([]BranchResult, len(o.Branches)), Failed: []string{}}
