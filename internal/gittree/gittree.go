@@ -52,7 +52,7 @@ type entry struct {
 
 // Open reads the tree of rev (a branch name, tag or commit) in repo.
 func Open(repo, rev string) (*Tree, error) {
-	id, err := Git(repo, "rev-parse", "--verify", "--quiet", rev+"^{commit}")
+	id, err := Git(repo, "rev-parse", "--verify", "-q", rev+"^{commit}")
 	if err != nil {
 		return nil, fmt.Errorf("%s: not a commit in %s", rev, repo)
 	}

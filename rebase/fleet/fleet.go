@@ -107,7 +107,7 @@ func runBranch(ctx context.Context, o Options, branch string) BranchResult {
 		br.Error = err.Error()
 		return br
 	}
-	if _, err := gittree.Git(o.Repo, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch); err != nil {
+	if _, err := gittree.Git(o.Repo, "rev-parse", "--verify", "-q", "refs/heads/"+branch); err != nil {
 		return fail(fmt.Errorf("branch %s: not a local branch of %s", branch, o.Repo))
 	}
 	parent, err := os.MkdirTemp("", "lvms-rebase-worktree-")
@@ -116,10 +116,10 @@ func runBranch(ctx context.Context, o Options, branch string) BranchResult {
 	}
 	defer os.RemoveAll(parent)
 	wt := filepath.Join(parent, "tree")
-	if _, err := gittree.Git(o.Repo, "worktree", "add", "--quiet", "--detach", wt, "refs/heads/"+branch); err != nil {
+	if _, err := gittree.Git(o.Repo, "worktree", "add", "-q", "--detach", wt, "refs/heads/"+branch); err != nil {
 		return fail(err)
 	}
-	defer gittree.Git(o.Repo, "worktree", "remove", "--force", wt) //nolint:errcheck // the directory goes with parent
+	defer gittree.Git(o.Repo, "worktree", "remove", "-f", wt) //nolint:errcheck // the directory goes with parent
 	opts := o.Rebase
 	opts.MicroShiftDir, opts.Mode = wt, rebase.ModeWrite
 	if o.PRBodyDir != "" {
@@ -140,7 +140,7 @@ func runBranch(ctx context.Context, o Options, branch string) BranchResult {
 		return fail(err)
 	}
 	br.Commit, br.ResultBranch, br.PRBody = strings.TrimSpace(string(tip)), ResultPrefix+branch, opts.PRBody
-	if _, err := gittree.Git(o.Repo, "branch", "--force", br.ResultBranch, br.Commit); err != nil {
+	if _, err := gittree.Git(o.Repo, "branch", "-f", br.ResultBranch, br.Commit); err != nil {
 		return fail(err)
 	}
 	return br

@@ -58,6 +58,7 @@ func TestFlagNamesCoverEveryOption(t *testing.T) {
 var otherPrograms = map[string]bool{
 	"readonly": true, "noheadings": true, "options": true, "separator": true, // lvs
 	"cached": true, "name-only": true, "is-inside-work-tree": true, // git
+	"verify": true, "long": true, "full-tree": true, "format": true, "git-dir": true, "detach": true, "porcelain": true, // git (gittree, fleet)
 	"git": true, // "diff --git a/x b/x" header
 }
 
