@@ -13,9 +13,10 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// APIVersion is the group and version of every machine-readable output. Within v1alpha1 fields
+// APIVersion is the group and version of every machine-readable output (the group of the lock
+// file, rebase/lock, too; `outdated` and `--branches` use this constant). Within v1alpha1 fields
 // may be added; a field is renamed, removed or changes its unit only with a new version.
-const APIVersion = "lvms-rebase.openshift.io/v1alpha1"
+const APIVersion = "lvms-rebase.microshift.io/v1alpha1"
 
 // The kinds of the objects the commands print.
 const (

@@ -16,12 +16,13 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/lvms-rebase/lvms-rebase/internal/gittree"
+	"github.com/lvms-rebase/lvms-rebase/internal/output"
 	"github.com/lvms-rebase/lvms-rebase/rebase"
 )
 
 // APIVersion and Kind identify the `-o json` document of a multi-branch run.
 const (
-	APIVersion = "lvms-rebase.microshift.io/v1alpha1"
+	APIVersion = output.APIVersion
 	Kind       = "BranchRebaseList"
 )
 

@@ -13,13 +13,14 @@ import (
 	"strings"
 
 	"github.com/lvms-rebase/lvms-rebase/internal/gittree"
+	"github.com/lvms-rebase/lvms-rebase/internal/output"
 	"github.com/lvms-rebase/lvms-rebase/rebase"
 	"github.com/lvms-rebase/lvms-rebase/rebase/source"
 )
 
 // APIVersion and Kind identify the report (`lvms-rebase outdated -o json|yaml`).
 const (
-	APIVersion = "lvms-rebase.microshift.io/v1alpha1"
+	APIVersion = output.APIVersion
 	Kind       = "BranchStatusList"
 	ItemKind   = "BranchStatus"
 )
