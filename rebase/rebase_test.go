@@ -12,8 +12,8 @@ import (
 	"testing/fstest"
 
 	lvmsrebase "github.com/lvms-rebase/lvms-rebase"
+	"github.com/lvms-rebase/lvms-rebase/internal/testing/testregistry"
 	"github.com/lvms-rebase/lvms-rebase/rebase/source"
-	"github.com/lvms-rebase/lvms-rebase/rebase/testregistry"
 )
 
 // brokenOverlay is the embedded kustomize tree with the era's overlay replaced by one that

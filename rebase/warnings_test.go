@@ -10,8 +10,8 @@ import (
 	"time"
 
 	lvmsrebase "github.com/lvms-rebase/lvms-rebase"
+	"github.com/lvms-rebase/lvms-rebase/internal/testing/testregistry"
 	"github.com/lvms-rebase/lvms-rebase/rebase/source"
-	"github.com/lvms-rebase/lvms-rebase/rebase/testregistry"
 )
 
 // TestSourceWarningsReachResult: a warning the image source logs (a retried request) is one

@@ -19,8 +19,8 @@ func TestNoTestCodeLinked(t *testing.T) {
 	banned := []struct{ prefix, why string }{
 		{"testing", "the testing package"},
 		{"github.com/operator-framework/operator-registry/", "operator-registry"},
-		{"github.com/lvms-rebase/lvms-rebase/rebase/testregistry", "the test registry"},
-		{"github.com/lvms-rebase/lvms-rebase/rebase/fixtures", "the fixture generator"},
+		{"github.com/lvms-rebase/lvms-rebase/internal/testing/testregistry", "the test registry"},
+		{"github.com/lvms-rebase/lvms-rebase/internal/testing/fixtures", "the fixture generator"},
 		{"github.com/lvms-rebase/lvms-rebase/applier/controlplanetest", "the control-plane test harness"},
 	}
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")

@@ -11,8 +11,8 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"github.com/lvms-rebase/lvms-rebase/internal/testing/testregistry"
 	"github.com/lvms-rebase/lvms-rebase/rebase/lock"
-	"github.com/lvms-rebase/lvms-rebase/rebase/testregistry"
 )
 
 func TestHumanBytes(t *testing.T) {

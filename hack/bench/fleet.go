@@ -10,7 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/lvms-rebase/lvms-rebase/rebase/testregistry"
+	"github.com/lvms-rebase/lvms-rebase/internal/testing/testregistry"
 )
 
 // FleetResult compares one multi-branch run (`lvms-rebase --branches …`) with cold single

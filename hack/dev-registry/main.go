@@ -18,7 +18,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/lvms-rebase/lvms-rebase/rebase/testregistry"
+	"github.com/lvms-rebase/lvms-rebase/internal/testing/testregistry"
 )
 
 // Exit codes, as lvms-rebase's: 1 error, 2 usage.

@@ -9,7 +9,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/lvms-rebase/lvms-rebase/rebase/fixtures"
+	"github.com/lvms-rebase/lvms-rebase/internal/testing/fixtures"
 )
 
 func main() {

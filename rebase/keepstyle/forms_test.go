@@ -8,7 +8,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/lvms-rebase/lvms-rebase/rebase/fixtures"
+	"github.com/lvms-rebase/lvms-rebase/internal/testing/fixtures"
 )
 
 // deployment is an object shaped like MicroShift's lvms-operator Deployment: nested mappings,

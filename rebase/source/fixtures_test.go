@@ -7,12 +7,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lvms-rebase/lvms-rebase/rebase/fixtures"
+	"github.com/lvms-rebase/lvms-rebase/internal/testing/fixtures"
+	"github.com/lvms-rebase/lvms-rebase/internal/testing/testregistry"
 	"github.com/lvms-rebase/lvms-rebase/rebase/option"
-	"github.com/lvms-rebase/lvms-rebase/rebase/testregistry"
 )
 
-// These tests run against the committed fixture images served by rebase/testregistry,
+// These tests run against the committed fixture images served by internal/testing/testregistry,
 // checking every answer against the fixture catalog.
 
 func fixtureCatalog(t *testing.T) *fixtures.Catalog {

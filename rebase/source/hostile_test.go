@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lvms-rebase/lvms-rebase/rebase/testregistry"
+	"github.com/lvms-rebase/lvms-rebase/internal/testing/testregistry"
 )
 
 // TestHostileTagLists: a registry whose tags/list never ends (a Link back to the same page,

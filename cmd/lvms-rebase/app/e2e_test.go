@@ -15,7 +15,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lvms-rebase/lvms-rebase/rebase/testregistry"
+	"github.com/lvms-rebase/lvms-rebase/internal/testing/testregistry"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden trees under testdata/golden")

@@ -11,7 +11,7 @@ import (
 	"github.com/lvms-rebase/lvms-rebase/rebase/lock"
 )
 
-// treesRoot holds the generated MicroShift-like trees (rebase/fixtures.TreesDir), each based
+// treesRoot holds the generated MicroShift-like trees (internal/testing/fixtures.TreesDir), each based
 // on an OpenShift nightly pair named by its scripts/auto-rebase/last_rebase.sh.
 const treesRoot = "../../../testdata/microshift-trees"
 

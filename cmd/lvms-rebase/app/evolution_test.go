@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"github.com/lvms-rebase/lvms-rebase/internal/imageref"
-	"github.com/lvms-rebase/lvms-rebase/rebase/fixtures"
+	"github.com/lvms-rebase/lvms-rebase/internal/testing/fixtures"
+	"github.com/lvms-rebase/lvms-rebase/internal/testing/testregistry"
 	"github.com/lvms-rebase/lvms-rebase/rebase/recipe"
-	"github.com/lvms-rebase/lvms-rebase/rebase/testregistry"
 )
 
 const lvmsDir = "assets/components/lvms/"

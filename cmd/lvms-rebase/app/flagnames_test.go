@@ -117,7 +117,7 @@ func skipDir(rel, name string) bool {
 }
 
 // isFixtures marks test support that models other programs' manifests (container args).
-func isFixtures(rel string) bool { return strings.HasPrefix(rel, "rebase/fixtures/") }
+func isFixtures(rel string) bool { return strings.HasPrefix(rel, "internal/testing/fixtures/") }
 
 func allowedLiteral(rel, lit string, flags map[string]bool) bool {
 	for _, want := range persisted[rel] {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lvms-rebase/lvms-rebase/rebase/fixtures"
+	"github.com/lvms-rebase/lvms-rebase/internal/testing/fixtures"
 )
 
 // formCase is one file of the tree rewritten in another form a checkout may have, and a

@@ -12,8 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lvms-rebase/lvms-rebase/internal/testing/testregistry"
 	"github.com/lvms-rebase/lvms-rebase/rebase/source"
-	"github.com/lvms-rebase/lvms-rebase/rebase/testregistry"
 	"github.com/lvms-rebase/lvms-rebase/rebase/tree"
 )
 

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lvms-rebase/lvms-rebase/rebase/testregistry"
+	"github.com/lvms-rebase/lvms-rebase/internal/testing/testregistry"
 )
 
 // maxHostileRSS is the acceptance bound of issue 18: a run against a hostile registry stays

@@ -19,8 +19,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/lvms-rebase/lvms-rebase/internal/output"
+	"github.com/lvms-rebase/lvms-rebase/internal/testing/testregistry"
 	"github.com/lvms-rebase/lvms-rebase/rebase"
-	"github.com/lvms-rebase/lvms-rebase/rebase/testregistry"
 )
 
 // TestModes covers --dry-run, --diff, -o json, --pr-body, --commit and an offline --check

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lvms-rebase/lvms-rebase/rebase/testregistry"
+	"github.com/lvms-rebase/lvms-rebase/internal/testing/testregistry"
 )
 
 // TestMainHelper runs Main with the arguments in LVMS_REBASE_MAIN_ARGS (JSON) when set; the

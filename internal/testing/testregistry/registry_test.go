@@ -19,7 +19,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
-	"github.com/lvms-rebase/lvms-rebase/rebase/testregistry"
+	"github.com/lvms-rebase/lvms-rebase/internal/testing/testregistry"
 )
 
 func fixtureFS(t testing.TB) fs.FS {

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lvms-rebase/lvms-rebase/rebase/testregistry"
+	"github.com/lvms-rebase/lvms-rebase/internal/testing/testregistry"
 )
 
 // get fetches url and returns the status and body.

@@ -3,7 +3,7 @@ package testregistry_test
 import (
 	"testing"
 
-	"github.com/lvms-rebase/lvms-rebase/rebase/testregistry"
+	"github.com/lvms-rebase/lvms-rebase/internal/testing/testregistry"
 )
 
 // BenchmarkStart measures seeding the full embedded fixture set and starting to listen,

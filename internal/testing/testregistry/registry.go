@@ -1,6 +1,6 @@
 // Package testregistry runs a real OCI registry on 127.0.0.1 for tests, demos and
 // benchmarks. It serves go-containerregistry's pkg/registry seeded from the generated
-// fixture tree (rebase/fixtures), with repositories named after their upstream host
+// fixture tree (internal/testing/fixtures), with repositories named after their upstream host
 // ("HOST/registry.redhat.io/lvms4/lvms-operator-bundle") so a run can point at it with
 // --mirror flags. It can require HTTP basic auth, inject faults per request, counts
 // requests and bytes per path, paginates tag lists with Link headers, serves the
