@@ -64,7 +64,7 @@ func (r *runner) fetchPayloads(ctx context.Context) error {
 				return nil
 			}
 			stats[i] = st
-			if loaded[i], err = payload.Load(filepath.Join(dir, "release-manifests")); err != nil {
+			if loaded[i], err = payload.Load(filepath.Join(dir, payload.Dir)); err != nil {
 				errs[i] = fmt.Errorf("payload %s: %w", p.Ref, err)
 			}
 			return nil

@@ -17,6 +17,9 @@ import (
 	"github.com/lvms-rebase/lvms-rebase/rebase/era"
 )
 
+// Dir is the payload image's directory holding the files below.
+const Dir = "release-manifests"
+
 // File names inside release-manifests/.
 const (
 	ImageReferencesFile = "image-references"

@@ -8,68 +8,8 @@ import (
 	"path/filepath"
 	"sync"
 
-	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"golang.org/x/sync/errgroup"
 )
-
-// layerPicker names the layers of an image manifest a fetch is going to read.
-type layerPicker func(*v1.Manifest) []v1.Descriptor
-
-// allLayers is the bundle's picker: every layer is applied.
-func allLayers(mf *v1.Manifest) []v1.Descriptor { return mf.Layers }
-
-// topLayer is the payload's picker: release-manifests/ lives in the top layer (extraction
-// still walks further down, one layer at a time, when it does not).
-func topLayer(mf *v1.Manifest) []v1.Descriptor {
-	if len(mf.Layers) == 0 {
-		return nil
-	}
-	return mf.Layers[len(mf.Layers)-1:]
-}
-
-// prefetch downloads blobs into the cache in parallel, bounded by Options.Concurrency, and
-// counts them in stats (when set). Errors are reported in descriptor order.
-func (s *Source) prefetch(ctx context.Context, m *manifest, descs []v1.Descriptor, stats *FetchStats) error {
-	if m.layout != nil || s.opts.Offline {
-		return nil // local blobs: nothing to overlap; blob() reports what is missing
-	}
-	sts := make([]blobStat, len(descs))
-	errs := make([]error, len(descs))
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(s.opts.Concurrency)
-	for i, d := range descs {
-		g.Go(func() error {
-			_, sts[i], errs[i] = s.blob(gctx, m, d.Digest, d.Size)
-			return errs[i]
-		})
-	}
-	_ = g.Wait()
-	for i, d := range descs {
-		if stats != nil && errs[i] == nil {
-			stats.add(d.Digest.String(), sts[i])
-		}
-	}
-	return firstError(ctx, errs...)
-}
-
-// firstError returns the first error that is not a sibling's cancellation: when one
-// parallel task fails, the others end with context.Canceled, which explains nothing. The
-// order of errs is fixed by the caller, so the error reported does not depend on timing.
-func firstError(ctx context.Context, errs ...error) error {
-	var canceled error
-	for _, err := range errs {
-		switch {
-		case err == nil:
-		case ctx.Err() == nil && errors.Is(err, context.Canceled):
-			if canceled == nil {
-				canceled = err
-			}
-		default:
-			return err
-		}
-	}
-	return canceled
-}
 
 // Extracted is what ResolveIn unpacked while checking versions, kept so the fetch phases
 // reuse it instead of extracting the bundle and payloads a second time.

@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,8 +17,6 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/registry"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
-
-	"github.com/lvms-rebase/lvms-rebase/rebase/option"
 )
 
 // TestFetchURLNeverEchoesPassword covers URLs url.Parse accepts (errors use URL.Redacted)
@@ -52,45 +49,6 @@ func TestFetchURLNeverEchoesPassword(t *testing.T) {
 	}
 	if strings.Contains(logs.String(), secret) {
 		t.Errorf("log leaks the password:\n%s", logs.String())
-	}
-}
-
-func TestPickBundleTagIndependentOfTagOrder(t *testing.T) {
-	tags := []string{"v4.17.3-010", "v4.17.3-10", "v4.17.3-9", "V4.17.9", "4.17.9", "v4.17.9-rc1"}
-	for i := range tags {
-		// Every rotation of the registry's order must give the same answer.
-		rot := append(append([]string(nil), tags[i:]...), tags[:i]...)
-		got, err := PickBundleTag(rot, "4.17", "repo")
-		if err != nil || got != "v4.17.3-10" {
-			t.Errorf("order %v: got %q, %v; want v4.17.3-10", rot, got, err)
-		}
-	}
-}
-
-func TestPickPayloadVersionExplainsEmptyMinor(t *testing.T) {
-	tests := []struct {
-		name string
-		tags []string
-		want []string
-	}{
-		{"multi only", []string{"4.18.5-multi", "4.18.4-multi", "4.17.1-x86_64"},
-			[]string{"4.18 has tags for multi only", option.OCPRelease.String() + " repo:X.Y.Z-<suffix>"}},
-		{"pre-release only", []string{"4.19.0-ec.2-x86_64", "4.19.0-rc.1-x86_64", "4.19.0-rc.1-aarch64"},
-			[]string{"only pre-release tags", "e.g. 4.19.0-rc.1-x86_64", option.AllowPrerelease.String()}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			minor := tc.tags[0][:4]
-			_, _, err := PickPayloadVersion(tc.tags, minor, []string{"x86_64", "aarch64"}, false, "repo")
-			if err == nil {
-				t.Fatal("no error")
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q lacks %q", err, w)
-				}
-			}
-		})
 	}
 }
 
@@ -134,44 +92,6 @@ func TestPlainHTTPOnlyForLoopbackOrInsecure(t *testing.T) {
 		t.Errorf("loopback 127.0.0.2: %v", err)
 	} else {
 		rc.Close()
-	}
-	// A --mirror to a look-alike host keeps https.
-	o.Mirrors = []Mirror{{Source: "github.com", Mirror: "127.evil.example/gh"}}
-	if got := newSource(t, o).mirrorURL(must(url.Parse("https://github.com/o/r/archive/x.tar.gz"))); got.Scheme != "https" {
-		t.Errorf("mirror to 127.evil.example downgraded to %s", got)
-	}
-}
-
-// A huge Retry-After must be capped, not overflow into "retry at once".
-func TestRetryAfterHuge(t *testing.T) {
-	for _, h := range []string{"9223372037", "18446744074", "99999999999999999999"} {
-		d, ok := retryAfter(h, 30*time.Second)
-		if h == "99999999999999999999" && !ok {
-			continue // not an integer at all: ignored like any garbage
-		}
-		if !ok || d != 30*time.Second {
-			t.Errorf("retryAfter(%q) = %v, %v; want the 30s cap", h, d, ok)
-		}
-	}
-}
-
-// Two keys naming the same registry ("quay.io", "https://quay.io") must resolve the same
-// way every time, not by map iteration order.
-func TestAuthLookupDeterministic(t *testing.T) {
-	c := &authConfigFile{Auths: map[string]authEntry{
-		"https://quay.io": {Username: "scheme"},
-		"quay.io":         {Username: "plain"},
-		"quay.io/":        {Username: "slash"},
-		"http://quay.io":  {Username: "http"},
-	}}
-	first, _ := lookup(c, "quay.io/openshift-release-dev/ocp-release")
-	for i := 0; i < 200; i++ {
-		if e, _ := lookup(c, "quay.io/openshift-release-dev/ocp-release"); e != first {
-			t.Fatalf("lookup gave %q then %q", first.Username, e.Username)
-		}
-	}
-	if first.Username != "plain" {
-		t.Errorf("lookup chose %q, want the key spelled exactly as the registry", first.Username)
 	}
 }
 

@@ -1,31 +1,28 @@
-// Package source is everything lvms-rebase does against registries: reference parsing
-// (including oci: layouts), auth keychains, --mirror and IDMS rewriting, tag resolution,
-// per-arch digests, selective fetch of the bundle and the payload's release-manifests/,
-// a verified content-addressed cache, and retries.
+// Package source resolves what a run rebases onto: for one OpenShift minor, the LVMS
+// operator bundle and the release payload of each arch, with the per-arch digests of every
+// image the bundle relates. It is the façade over its sub-packages, each with one job:
+// auth (credential files), mirror (prefix and IDMS mirrors), tags (tag policy), cache (the
+// verified content-addressed store), transport (retries, TLS policy, bounds) and fetch (the
+// registry client and extraction). What the images say is read by rebase/bundle and
+// rebase/payload; resolution keeps what they parsed so nothing is extracted or parsed twice.
 //
 // Every output records canonical (un-mirrored) references; mirrors only change where bytes
 // are pulled from.
 package source
 
 import (
-	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
-	"os"
-	"path/filepath"
-	"strings"
-	"sync"
-	"time"
-
-	"github.com/google/go-containerregistry/pkg/authn"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/lvms-rebase/lvms-rebase/internal/arch"
 	"github.com/lvms-rebase/lvms-rebase/rebase/era"
 	"github.com/lvms-rebase/lvms-rebase/rebase/extract"
-	"github.com/lvms-rebase/lvms-rebase/rebase/option"
+	"github.com/lvms-rebase/lvms-rebase/rebase/source/auth"
+	"github.com/lvms-rebase/lvms-rebase/rebase/source/cache"
+	"github.com/lvms-rebase/lvms-rebase/rebase/source/fetch"
+	"github.com/lvms-rebase/lvms-rebase/rebase/source/mirror"
+	"github.com/lvms-rebase/lvms-rebase/rebase/source/transport"
 )
 
 // Defaults for Options.
@@ -99,62 +96,12 @@ type Options struct {
 // distant registry, few enough to stay polite to it.
 const DefaultConcurrency = 8
 
-// RetryOptions bound the retries of requests and blob downloads.
-type RetryOptions struct {
-	// Attempts per request or blob, including the first (default 5).
-	Attempts int
-	// Backoff is the first delay, doubled per attempt (default 200ms).
-	Backoff time.Duration
-	// MaxBackoff caps one delay, including a server's Retry-After (default 30s).
-	MaxBackoff time.Duration
-	// StallTimeout fails a request that receives nothing for this long, waiting for the
-	// headers or in the body (default 1m): a registry that accepts and stalls must not hold
-	// a run until --timeout.
-	StallTimeout time.Duration
-}
-
-// Source pulls images according to its Options. It is safe for concurrent use.
+// Source resolves and pulls images according to its Options. It is safe for concurrent use.
 type Source struct {
-	opts     Options
-	log      *slog.Logger
-	keychain *fileKeychain
-	client   *http.Client
-	base     http.RoundTripper
-	cache    *cache
-	idms     []idmsRule
-	arches   []string
-
-	// puller shares ggcr's per-repository transports (ping, token) between calls, so each
-	// repository costs one ping per run rather than one per request.
-	puller *remote.Puller
-	// tagLists memoises tag listings by (mirrored) repository for the life of the Source.
-	tagLists sync.Map
-
-	ociMu  sync.Mutex
-	ociIdx map[string]*ociLayout
-
-	totalsMu sync.Mutex
-	totals   FetchStats
-}
-
-// tally adds one blob to Totals.
-func (s *Source) tally(st blobStat) {
-	s.totalsMu.Lock()
-	defer s.totalsMu.Unlock()
-	s.totals.BytesFetched += st.fetched
-	if st.cached {
-		s.totals.BlobsCached++
-	} else {
-		s.totals.BlobsFetched++
-	}
-}
-
-// Totals counts every blob this Source has read so far — downloaded (with compressed
-// bytes) or served from the cache — whatever call asked for it, Resolve included.
-func (s *Source) Totals() FetchStats {
-	s.totalsMu.Lock()
-	defer s.totalsMu.Unlock()
-	return FetchStats{BytesFetched: s.totals.BytesFetched, BlobsFetched: s.totals.BlobsFetched, BlobsCached: s.totals.BlobsCached}
+	opts   Options
+	log    *slog.Logger
+	arches []string
+	client *fetch.Client
 }
 
 // BundleRef is the chosen bundle image.
@@ -186,34 +133,6 @@ type PayloadRef struct {
 	Version string `json:"version"`
 }
 
-// ArchDigest is one arch's image digest.
-type ArchDigest struct {
-	Arch   string `json:"arch"`
-	Digest string `json:"digest"`
-}
-
-// ImageDigests are the digests of one (usually multi-arch) image.
-type ImageDigests struct {
-	// Name is the relatedImages name, when the image came from a CSV.
-	Name string `json:"name,omitempty"`
-	// Image is the canonical reference as given.
-	Image string `json:"image"`
-	// ListDigest is the manifest-list digest; empty for a single-arch image.
-	ListDigest string `json:"listDigest,omitempty"`
-	// Arches holds the per-arch child digests in the order requested.
-	Arches []ArchDigest `json:"arches"`
-}
-
-// For returns the digest recorded for arch.
-func (d *ImageDigests) For(arch string) (string, bool) {
-	for _, a := range d.Arches {
-		if a.Arch == arch {
-			return a.Digest, true
-		}
-	}
-	return "", false
-}
-
 // Resolution is what Resolve picked for one OpenShift minor.
 type Resolution struct {
 	OCP           string         `json:"ocp"`
@@ -231,42 +150,6 @@ type Resolution struct {
 	Extracted *Extracted `json:"-"`
 }
 
-// FetchStats counts what one fetch cost.
-type FetchStats struct {
-	// Image is the canonical reference fetched.
-	Image string `json:"image"`
-	// BytesFetched is compressed blob bytes downloaded from the network.
-	BytesFetched int64 `json:"bytesFetched"`
-	// BlobsFetched and BlobsCached count blobs downloaded vs served from the cache.
-	BlobsFetched int `json:"blobsFetched"`
-	BlobsCached  int `json:"blobsCached"`
-	// LayersRead is how many layers were opened; LayersTotal how many the image has.
-	LayersRead  int `json:"layersRead"`
-	LayersTotal int `json:"layersTotal"`
-	// Files are the extracted paths, sorted.
-	Files []string `json:"files"`
-
-	counted map[string]bool // blobs already added, so a prefetched blob counts once
-}
-
-// add counts blob h once per fetch: a blob prefetched in parallel and then read from the
-// cache by the extraction is one download, not a download and a cache hit.
-func (f *FetchStats) add(h string, o blobStat) {
-	if f.counted[h] {
-		return
-	}
-	if f.counted == nil {
-		f.counted = map[string]bool{}
-	}
-	f.counted[h] = true
-	f.BytesFetched += o.fetched
-	if o.cached {
-		f.BlobsCached++
-	} else {
-		f.BlobsFetched++
-	}
-}
-
 // GoArch maps a MicroShift arch name to the Go/OCI name used by registries; Go names are
 // accepted as they are. The names live in internal/arch.
 func GoArch(name string) (string, error) { return arch.GoArch(name) }
@@ -277,19 +160,22 @@ func New(opts Options) (*Source, error) {
 	opts = withDefaults(opts)
 	log := opts.Logger
 	if log == nil {
-		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+		log = slog.New(slog.DiscardHandler)
 	}
 	arches, err := checkOptions(opts)
 	if err != nil {
 		return nil, err
 	}
-	s := &Source{opts: opts, log: log, arches: arches, ociIdx: map[string]*ociLayout{}}
+	fo := fetch.Options{Mirrors: opts.Mirrors, Insecure: opts.Insecure, Offline: opts.Offline,
+		MaxFileSize: opts.MaxFileSize, MaxImageSize: opts.MaxImageSize, MaxTagPages: opts.MaxTagPages,
+		MaxTagListBytes: opts.MaxTagListBytes, Concurrency: opts.Concurrency, Retry: opts.Retry,
+		Progress: opts.Progress, Log: log}
 	if opts.IDMSFile != "" {
-		if s.idms, err = loadIDMS(opts.IDMSFile); err != nil {
+		if fo.IDMS, err = mirror.LoadIDMS(opts.IDMSFile); err != nil {
 			return nil, err
 		}
 	}
-	if s.keychain, err = newFileKeychain(opts.AuthFile, log); err != nil {
+	if fo.Keychain, err = auth.New(opts.AuthFile, log); err != nil {
 		return nil, err
 	}
 	dir := opts.CacheDir
@@ -298,17 +184,14 @@ func New(opts Options) (*Source, error) {
 			return nil, err
 		}
 	}
-	s.cache = &cache{dir: dir}
-	s.base = opts.Transport
-	if s.base == nil {
-		s.base = http.DefaultTransport
+	fo.Cache = cache.New(dir)
+	fo.Transport = transport.New(opts.Transport, transport.Options{Insecure: opts.Insecure, Retry: opts.Retry,
+		MaxTagListBytes: opts.MaxTagListBytes, MaxManifestSize: opts.MaxManifestSize, Log: log})
+	c, err := fetch.New(fo)
+	if err != nil {
+		return nil, err
 	}
-	rt := &retryTransport{inner: newInsecureTransport(s.base, opts.Insecure), opts: opts.Retry, log: log}
-	s.client = &http.Client{Transport: &limitTransport{inner: rt, tagList: opts.MaxTagListBytes, manifestSize: opts.MaxManifestSize}}
-	if s.puller, err = remote.NewPuller(s.baseRemoteOpts()...); err != nil {
-		return nil, fmt.Errorf("setting up registry access: %w", err)
-	}
-	return s, nil
+	return &Source{opts: opts, log: log, arches: arches, client: c}, nil
 }
 
 // withDefaults fills the options left zero with the defaults.
@@ -337,21 +220,10 @@ func withDefaults(opts Options) Options {
 	if opts.MaxManifestSize <= 0 {
 		opts.MaxManifestSize = DefaultMaxManifestSize
 	}
-	if opts.Retry.Attempts <= 0 {
-		opts.Retry.Attempts = 5
-	}
-	if opts.Retry.Backoff <= 0 {
-		opts.Retry.Backoff = 200 * time.Millisecond
-	}
-	if opts.Retry.MaxBackoff <= 0 {
-		opts.Retry.MaxBackoff = 30 * time.Second
-	}
 	if opts.Concurrency <= 0 {
 		opts.Concurrency = DefaultConcurrency
 	}
-	if opts.Retry.StallTimeout <= 0 {
-		opts.Retry.StallTimeout = time.Minute
-	}
+	opts.Retry = opts.Retry.WithDefaults()
 	return opts
 }
 
@@ -383,43 +255,10 @@ func checkOptions(opts Options) ([]string, error) {
 }
 
 // DefaultCacheDir is $XDG_CACHE_HOME/lvms-rebase (os.UserCacheDir's answer).
-func DefaultCacheDir() (string, error) {
-	d, err := os.UserCacheDir()
-	if err != nil {
-		return "", fmt.Errorf("locating a cache directory (set %s): %w", option.CacheDir, err)
-	}
-	return filepath.Join(d, "lvms-rebase"), nil
-}
+func DefaultCacheDir() (string, error) { return cache.DefaultDir() }
 
 // Concurrency is the bound on parallel requests of one fan-out.
 func (s *Source) Concurrency() int { return s.opts.Concurrency }
 
 // Arches returns the MicroShift arch names this Source resolves, in order.
 func (s *Source) Arches() []string { return append([]string(nil), s.arches...) }
-
-// authn keychain type assertion keeps the interface honest.
-var _ authn.Keychain = (*fileKeychain)(nil)
-
-func isInsecureHost(insecure []string, host string) bool {
-	for _, h := range insecure {
-		if strings.EqualFold(h, host) {
-			return true
-		}
-	}
-	return false
-}
-
-// sleepCtx waits d or until ctx ends.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}

@@ -24,6 +24,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
+	"github.com/lvms-rebase/lvms-rebase/internal/testing/testregistry"
 	"github.com/lvms-rebase/lvms-rebase/rebase/extract"
 )
 
@@ -35,73 +36,6 @@ func TestGoArch(t *testing.T) {
 	}
 	if _, err := GoArch("i386"); err == nil {
 		t.Error("GoArch(i386) succeeded")
-	}
-}
-
-func TestPickBundleTag(t *testing.T) {
-	tags := []string{"latest", "v4.18", "v4.18.4", "v4.18.4-2", "v4.18.4-10", "v4.18.3-100", "v4.18.4-1000", "v4.18.4-rc1", "v4.17.9", "v4.16.0"}
-	tests := []struct {
-		minor, want, err string
-	}{
-		{"4.18", "v4.18.4-10", ""}, // numeric build order: 10 > 2; 1000 has 4 digits
-		{"4.17", "v4.17.9", ""},
-		{"4.99", "", "minors with tags: 4.16, 4.17, 4.18"},
-	}
-	for _, tc := range tests {
-		got, err := PickBundleTag(tags, tc.minor, "repo")
-		if tc.err != "" {
-			if err == nil || !strings.Contains(err.Error(), tc.err) {
-				t.Errorf("%s: error %v, want %q", tc.minor, err, tc.err)
-			}
-			continue
-		}
-		if err != nil || got != tc.want {
-			t.Errorf("%s: got %q, %v; want %q", tc.minor, got, err, tc.want)
-		}
-	}
-	// A bare vX.Y.Z loses to its own -N builds and to a newer Z.
-	if got, _ := PickBundleTag([]string{"v4.18.10", "v4.18.9-99", "v4.18.10-1"}, "4.18", "r"); got != "v4.18.10-1" {
-		t.Errorf("got %q", got)
-	}
-}
-
-func TestPickPayloadVersion(t *testing.T) {
-	tags := []string{"4.18.4-x86_64", "4.18.4-aarch64", "4.18.10-x86_64", "4.18.10-aarch64", "4.18.11-x86_64",
-		"4.18.12-rc.1-x86_64", "4.18.12-rc.1-aarch64", "4.18.5-multi", "4.17.1-x86_64"}
-	tests := []struct {
-		name   string
-		arches []string
-		pre    bool
-		want   string
-		warn   string
-		err    string
-	}{
-		{"newest GA on one arch", []string{"x86_64"}, false, "4.18.11", "", ""},
-		{"arch lacking newest: newest common z, warned", []string{"x86_64", "aarch64"}, false, "4.18.10", "4.18.11 (x86_64 only)", ""},
-		{"prerelease", []string{"x86_64", "aarch64"}, true, "4.18.12-rc.1", "", ""},
-		{"numeric not lexical", []string{"aarch64"}, false, "4.18.10", "", ""},
-		{"no common z", []string{"x86_64", "s390x"}, false, "", "", "no payload of 4.18 is published for every arch (x86_64, s390x) in repo: newest x86_64: 4.18.11; newest s390x: 4.18.3"},
-	}
-	tags = append(tags, "4.18.3-s390x")
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			got, warn, err := PickPayloadVersion(tags, "4.18", tc.arches, tc.pre, "repo")
-			if tc.err != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.err) {
-					t.Fatalf("error %v, want %q", err, tc.err)
-				}
-				return
-			}
-			if err != nil || got != tc.want {
-				t.Fatalf("got %q, %v; want %q", got, err, tc.want)
-			}
-			if (tc.warn == "") != (warn == "") || !strings.Contains(warn, tc.warn) {
-				t.Fatalf("warning %q, want one containing %q", warn, tc.warn)
-			}
-		})
-	}
-	if _, _, err := PickPayloadVersion(tags, "4.20", []string{"x86_64"}, false, "repo"); err == nil || !strings.Contains(err.Error(), "minors with tags: 4.17, 4.18") {
-		t.Fatalf("error %v", err)
 	}
 }
 
@@ -122,9 +56,9 @@ func TestResolve(t *testing.T) {
 		},
 		RelatedImages: []ImageDigests{
 			{Name: "lvms-must-gather", Image: mustGathRep + "@" + w.mustGather, ListDigest: w.mustGather,
-				Arches: []ArchDigest{{"x86_64", w.mgChild["amd64"]}, {"aarch64", w.mgChild["arm64"]}}},
+				Arches: []ArchDigest{{Arch: "x86_64", Digest: w.mgChild["amd64"]}, {Arch: "aarch64", Digest: w.mgChild["arm64"]}}},
 			{Name: "lvms-operator", Image: operatorRep + "@" + w.operatorList, ListDigest: w.operatorList,
-				Arches: []ArchDigest{{"x86_64", w.operatorChild["amd64"]}, {"aarch64", w.operatorChild["arm64"]}}},
+				Arches: []ArchDigest{{Arch: "x86_64", Digest: w.operatorChild["amd64"]}, {Arch: "aarch64", Digest: w.operatorChild["arm64"]}}},
 		},
 	}
 	if !reflect.DeepEqual(res, want) {
@@ -217,7 +151,7 @@ func TestImageDigests(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.ListDigest != w.operatorList || !reflect.DeepEqual(d.Arches, []ArchDigest{{"ppc64le", w.operatorChild["ppc64le"]}, {"aarch64", w.operatorChild["arm64"]}}) {
+	if d.ListDigest != w.operatorList || !reflect.DeepEqual(d.Arches, []ArchDigest{{Arch: "ppc64le", Digest: w.operatorChild["ppc64le"]}, {Arch: "aarch64", Digest: w.operatorChild["arm64"]}}) {
 		t.Fatalf("digests %+v", d)
 	}
 	if _, err := s.ImageDigests(ctx(t), mustGathRep+"@"+w.mustGather, []string{"x86_64", "s390x"}); err == nil ||
@@ -447,12 +381,7 @@ func TestAuth(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			o := w.options(t)
-			home := t.TempDir()
-			t.Setenv("HOME", home)
-			t.Setenv("REGISTRY_AUTH_FILE", "")
-			t.Setenv("XDG_RUNTIME_DIR", "")
-			t.Setenv("XDG_CONFIG_HOME", "")
-			t.Setenv("DOCKER_CONFIG", "")
+			home := testregistry.NoCredentials(t)
 			o.AuthFile = tc.setup(t, home)
 			var logs strings.Builder
 			o.Logger = slog.New(slog.NewTextHandler(&logs, nil))
@@ -490,58 +419,10 @@ func TestAuth(t *testing.T) {
 	}
 }
 
+// TestMirrorsAndIDMS: related images that exist only on the IDMS mirror are pulled from
+// it; tags come through --mirror; outputs stay canonical. (Which locations a pull tries is
+// rebase/source/mirror's TestLocations.)
 func TestMirrorsAndIDMS(t *testing.T) {
-	// Unit: which locations a pull tries.
-	s := &Source{opts: Options{Mirrors: []Mirror{{"registry.redhat.io", "m.example/rh"}, {"registry.redhat.io/lvms4", "m.example/lvms"}}}}
-	var err error
-	s.idms, err = parseIDMS("idms.yaml", []byte(`apiVersion: config.openshift.io/v1
-kind: ImageDigestMirrorSet
-spec:
-  imageDigestMirrors:
-  - source: registry.redhat.io/lvms4
-    mirrors: [idms.example/lvms4, idms2.example/lvms4]
-  - source: quay.io/openshift-release-dev/ocp-v4.0-art-dev
-    mirrors: [idms.example/art]
-    mirrorSourcePolicy: NeverContactSource
----
-apiVersion: operator.openshift.io/v1alpha1
-kind: ImageContentSourcePolicy
-spec:
-  repositoryDigestMirrors:
-  - source: registry.example/x
-    mirrors: [icsp.example/x]
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tc := range []struct {
-		repo     string
-		byDigest bool
-		want     []string
-	}{
-		{"registry.redhat.io/lvms4/lvms-operator-bundle", false, []string{"m.example/lvms/lvms-operator-bundle"}},
-		{"registry.redhat.io/lvms4/lvms-rhel9-operator", true, []string{"idms.example/lvms4/lvms-rhel9-operator", "idms2.example/lvms4/lvms-rhel9-operator", "m.example/lvms/lvms-rhel9-operator"}},
-		{"registry.redhat.io/openshift4/ose-csi", true, []string{"m.example/rh/openshift4/ose-csi"}},
-		{"quay.io/openshift-release-dev/ocp-v4.0-art-dev", true, []string{"idms.example/art"}},
-		{"registry.example/x/y", true, []string{"icsp.example/x/y", "registry.example/x/y"}},
-		{"registry.redhat.io.evil/x", true, []string{"registry.redhat.io.evil/x"}},
-	} {
-		if got := s.locations(tc.repo, tc.byDigest); !reflect.DeepEqual(got, tc.want) {
-			t.Errorf("locations(%s, %v) = %v, want %v", tc.repo, tc.byDigest, got, tc.want)
-		}
-	}
-	if m, err := ParseMirror("registry.redhat.io/=localhost:5000/rh/"); err != nil || m != (Mirror{"registry.redhat.io", "localhost:5000/rh"}) {
-		t.Errorf("ParseMirror: %+v %v", m, err)
-	}
-	if _, err := parseIDMS("x", []byte("kind: Pod\n")); err == nil {
-		t.Error("wrong kind accepted")
-	}
-	for _, bad := range []string{"a", "=b", "a=", "registry.redhat.io=seeded/registry.redhat.io", "lvms4=quay.io/x"} {
-		if _, err := ParseMirror(bad); err == nil {
-			t.Errorf("ParseMirror(%q) accepted", bad)
-		}
-	}
-
 	// Integration: related images exist only on the IDMS mirror; tags via --mirror.
 	w := newWorld(t, worldOpts{})
 	w.reg.pushIndex(t, "idms-mirror/lvms4/lvms-rhel9-operator@"+w.operatorList, mustPullIndex(t, w, operatorRep+"@"+w.operatorList))
@@ -637,23 +518,6 @@ func TestFaults(t *testing.T) {
 		})
 	}
 }
-
-func TestRetryAfter(t *testing.T) {
-	if d, ok := retryAfter("2", time.Minute); !ok || d != 2*time.Second {
-		t.Fatalf("seconds: %v %v", d, ok)
-	}
-	if d, ok := retryAfter("3600", time.Second); !ok || d != time.Second {
-		t.Fatalf("cap: %v", d)
-	}
-	if d, ok := retryAfter(time.Now().Add(time.Hour).UTC().Format(http1123), 5*time.Second); !ok || d != 5*time.Second {
-		t.Fatalf("date: %v %v", d, ok)
-	}
-	if _, ok := retryAfter("soon", time.Second); ok {
-		t.Fatal("garbage accepted")
-	}
-}
-
-const http1123 = "Mon, 02 Jan 2006 15:04:05 GMT"
 
 func TestTimeoutAndCancel(t *testing.T) {
 	w := newWorld(t, worldOpts{})

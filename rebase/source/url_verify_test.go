@@ -1,9 +1,7 @@
 package source
 
 import (
-	"archive/tar"
 	"bytes"
-	"compress/gzip"
 	"context"
 	"io"
 	"net/http"
@@ -13,6 +11,9 @@ import (
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/lvms-rebase/lvms-rebase/internal/testing/fixtures"
+	"github.com/lvms-rebase/lvms-rebase/rebase/source/cache"
 )
 
 const (
@@ -20,30 +21,14 @@ const (
 	commitB = "fedcba9876543210fedcba9876543210fedcba98"
 )
 
-// tgzArchive builds a GitHub-shaped archive: an optional pax global header with the commit
-// as comment, then <top>/ and one file.
+// tgzArchive builds a GitHub-shaped archive (fixtures.GitHubArchive).
 func tgzArchive(t *testing.T, top, paxCommit string) []byte {
 	t.Helper()
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(zw)
-	if paxCommit != "" {
-		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeXGlobalHeader, Name: "pax_global_header", PAXRecords: map[string]string{"comment": paxCommit}}); err != nil {
-			t.Fatal(err)
-		}
+	b, err := fixtures.GitHubArchive(top, paxCommit)
+	if err != nil {
+		t.Fatal(err)
 	}
-	body := "kind: Deployment\n"
-	for _, h := range []*tar.Header{{Name: top + "/", Typeflag: tar.TypeDir, Mode: 0o755}, {Name: top + "/assets/a.yaml", Typeflag: tar.TypeReg, Mode: 0o644, Size: int64(len(body))}} {
-		if err := tw.WriteHeader(h); err != nil {
-			t.Fatal(err)
-		}
-		if h.Typeflag == tar.TypeReg {
-			io.WriteString(tw, body)
-		}
-	}
-	tw.Close()
-	zw.Close()
-	return buf.Bytes()
+	return b
 }
 
 // TestFetchURLVerifiesBeforeCaching: a corrupted download is retried and never cached (a
@@ -61,8 +46,8 @@ func TestFetchURLVerifiesBeforeCaching(t *testing.T) {
 	}))
 	defer srv.Close()
 	u := srv.URL + "/o/op/archive/" + commitA + ".tar.gz"
-	cache := t.TempDir()
-	o := Options{CacheDir: cache, Retry: RetryOptions{Attempts: 2, Backoff: time.Millisecond}}
+	cacheDir := t.TempDir()
+	o := Options{CacheDir: cacheDir, Retry: RetryOptions{Attempts: 2, Backoff: time.Millisecond}}
 
 	serve = corrupt
 	if _, err := newSource(t, o).FetchURL(context.Background(), u); err == nil || !strings.Contains(err.Error(), "not a readable archive") {
@@ -100,13 +85,15 @@ func TestFetchURLVerifiesBeforeCaching(t *testing.T) {
 	}
 
 	// A corrupt copy cached by an older version is not served: it is downloaded again.
-	s := newSource(t, Options{CacheDir: t.TempDir()})
-	idx := s.cache.urlPath(u)
+	dir := t.TempDir()
+	s := newSource(t, Options{CacheDir: dir})
+	c := cache.New(dir)
+	idx := c.URLPath(u)
 	h, _, _ := v1.SHA256(bytes.NewReader(corrupt))
-	if _, _, err := s.cache.put(h, bytes.NewReader(corrupt)); err != nil {
+	if _, _, err := c.Put(h, bytes.NewReader(corrupt)); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.cache.writeFile(idx, []byte(h.String()+"\n")); err != nil {
+	if err := c.WriteFile(idx, []byte(h.String()+"\n")); err != nil {
 		t.Fatal(err)
 	}
 	serve, hits = good, 0

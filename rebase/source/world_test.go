@@ -6,11 +6,12 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/lvms-rebase/lvms-rebase/internal/testing/testregistry"
 )
 
 const (
@@ -183,13 +184,7 @@ func testLogger(t testing.TB) *slog.Logger {
 
 func newSource(t testing.TB, o Options) *Source {
 	t.Helper()
-	// Keep the developer's real credentials out of tests.
-	home := t.TempDir()
-	t.Setenv("HOME", home)
-	t.Setenv("REGISTRY_AUTH_FILE", "")
-	t.Setenv("XDG_RUNTIME_DIR", "")
-	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
-	t.Setenv("DOCKER_CONFIG", filepath.Join(home, ".docker"))
+	testregistry.NoCredentials(t)
 	s, err := New(o)
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,8 @@
-package source
+// Package mirror is where lvms-rebase may pull an image from instead of its canonical
+// location: SRC=DST prefix rewrites (applied to every pull) and ImageDigestMirrorSet /
+// ImageContentSourcePolicy rules (digest pulls only, as with oc --idms-file). Outputs
+// always record canonical references; mirrors only change where bytes come from.
+package mirror
 
 import (
 	"bytes"
@@ -33,8 +37,8 @@ func mirrorSpec(s string) string {
 	return redact.URL(src) + "=" + redact.URL(dst)
 }
 
-// ParseMirror parses SRC=DST; each side is a registry location (see checkLocation).
-func ParseMirror(s string) (Mirror, error) {
+// Parse parses SRC=DST; each side is a registry location (see checkLocation).
+func Parse(s string) (Mirror, error) {
 	src, dst, ok := strings.Cut(s, "=")
 	src, dst = strings.TrimSuffix(strings.TrimSpace(src), "/"), strings.TrimSuffix(strings.TrimSpace(dst), "/")
 	if !ok || src == "" || dst == "" {
@@ -86,8 +90,8 @@ func prefixMatch(repo, src string) bool {
 	return repo == src || strings.HasPrefix(repo, src+"/")
 }
 
-// rewriteRepo applies the longest matching --mirror prefix to a repository name.
-func rewriteRepo(mirrors []Mirror, repo string) string {
+// Rewrite applies the longest matching --mirror prefix to a repository name.
+func Rewrite(mirrors []Mirror, repo string) string {
 	best := -1
 	for i, m := range mirrors {
 		if prefixMatch(repo, m.Source) && (best < 0 || len(m.Source) > len(mirrors[best].Source)) {
@@ -100,11 +104,14 @@ func rewriteRepo(mirrors []Mirror, repo string) string {
 	return mirrors[best].Mirror + strings.TrimPrefix(repo, mirrors[best].Source)
 }
 
-// idmsRule is one source with its mirrors from an IDMS/ICSP file.
-type idmsRule struct {
-	Source        string
-	Mirrors       []string
-	NeverContactS bool
+// Rule is one source with its mirrors from an IDMS/ICSP file.
+type Rule struct {
+	// Source is the repository prefix the rule applies to.
+	Source string
+	// Mirrors are tried in order before the source.
+	Mirrors []string
+	// NeverContactSource leaves the source out of the locations.
+	NeverContactSource bool
 }
 
 // idmsDoc is one ImageDigestMirrorSet or ImageContentSourcePolicy. It is decoded strictly:
@@ -133,9 +140,9 @@ type icspEntry struct {
 
 var docSep = regexp.MustCompile(`(?m)^---\s*$`)
 
-// loadIDMS reads ImageDigestMirrorSet and/or ImageContentSourcePolicy documents (several
+// LoadIDMS reads ImageDigestMirrorSet and/or ImageContentSourcePolicy documents (several
 // may share one file, separated by ---).
-func loadIDMS(path string) ([]idmsRule, error) {
+func LoadIDMS(path string) ([]Rule, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading IDMS file: %w", err)
@@ -143,8 +150,8 @@ func loadIDMS(path string) ([]idmsRule, error) {
 	return parseIDMS(path, data)
 }
 
-func parseIDMS(path string, data []byte) ([]idmsRule, error) {
-	var rules []idmsRule
+func parseIDMS(path string, data []byte) ([]Rule, error) {
+	var rules []Rule
 	for i, doc := range docSep.Split(string(data), -1) {
 		if len(bytes.TrimSpace([]byte(doc))) == 0 {
 			continue
@@ -162,11 +169,11 @@ func parseIDMS(path string, data []byte) ([]idmsRule, error) {
 					return nil, fmt.Errorf("IDMS file %s, document %d: source %s: mirrorSourcePolicy %q, want AllowContactingSource or NeverContactSource",
 						path, i+1, redact.URL(m.Source), m.MirrorSourcePolicy)
 				}
-				rules = append(rules, idmsRule{Source: m.Source, Mirrors: m.Mirrors, NeverContactS: m.MirrorSourcePolicy == "NeverContactSource"})
+				rules = append(rules, Rule{Source: m.Source, Mirrors: m.Mirrors, NeverContactSource: m.MirrorSourcePolicy == "NeverContactSource"})
 			}
 		case "ImageContentSourcePolicy":
 			for _, m := range d.Spec.RepositoryDigestMirrors {
-				rules = append(rules, idmsRule{Source: m.Source, Mirrors: m.Mirrors})
+				rules = append(rules, Rule{Source: m.Source, Mirrors: m.Mirrors})
 			}
 		default:
 			return nil, fmt.Errorf("IDMS file %s, document %d: kind %q, want ImageDigestMirrorSet or ImageContentSourcePolicy", path, i+1, d.Kind)
@@ -184,7 +191,7 @@ func parseIDMS(path string, data []byte) ([]idmsRule, error) {
 }
 
 // checkIDMSRule validates a source and its mirrors like --mirror values.
-func checkIDMSRule(r idmsRule) error {
+func checkIDMSRule(r Rule) error {
 	if r.Source == "" {
 		return errors.New("an entry has no source")
 	}
@@ -202,25 +209,25 @@ func checkIDMSRule(r idmsRule) error {
 	return nil
 }
 
-// locations returns the repositories to try, in order, for a pull of repo. IDMS mirrors
-// apply to digest pulls only; --mirror rewrites apply to every location.
-func (s *Source) locations(repo string, byDigest bool) []string {
+// Locations returns the repositories to try, in order, for a pull of repo. IDMS rules
+// apply to digest pulls only; mirrors (--mirror rewrites) apply to every location.
+func Locations(repo string, byDigest bool, rules []Rule, mirrors []Mirror) []string {
 	var locs []string
 	contactSource := true
 	if byDigest {
 		// The most specific IDMS source wins, as in containers-registries.conf.
 		best := -1
-		for i, r := range s.idms {
-			if prefixMatch(repo, r.Source) && (best < 0 || len(r.Source) > len(s.idms[best].Source)) {
+		for i, r := range rules {
+			if prefixMatch(repo, r.Source) && (best < 0 || len(r.Source) > len(rules[best].Source)) {
 				best = i
 			}
 		}
 		if best >= 0 {
-			r := s.idms[best]
+			r := rules[best]
 			for _, m := range r.Mirrors {
 				locs = append(locs, m+strings.TrimPrefix(repo, r.Source))
 			}
-			contactSource = !r.NeverContactS
+			contactSource = !r.NeverContactSource
 		}
 	}
 	if contactSource {
@@ -229,7 +236,7 @@ func (s *Source) locations(repo string, byDigest bool) []string {
 	seen := map[string]bool{}
 	out := locs[:0]
 	for _, l := range locs {
-		l = rewriteRepo(s.opts.Mirrors, l)
+		l = Rewrite(mirrors, l)
 		if !seen[l] {
 			seen[l] = true
 			out = append(out, l)

@@ -1,4 +1,8 @@
-package source
+// Package transport is the HTTP layer under every registry and download request of
+// lvms-rebase: retries with backoff and Retry-After, a stall timeout, the TLS policy
+// (plain http only to loopback and insecure hosts) and bounds on the bodies read into
+// memory. Callers build one RoundTripper with New and retry whole operations with Attempt.
+package transport
 
 import (
 	"context"
@@ -9,6 +13,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"syscall"
@@ -16,6 +21,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/wait"
 
+	"github.com/lvms-rebase/lvms-rebase/applier/redact"
 	"github.com/lvms-rebase/lvms-rebase/rebase/option"
 )
 
@@ -24,11 +30,64 @@ import (
 // corrupted bodies are retried one level up, where the body is read and verified.
 //
 // ggcr v0.22.1's own retry list does include 429, but it ignores Retry-After; it is turned
-// off (see remoteOptions) so retries are not multiplied.
+// off (see the fetch package's remote options) so retries are not multiplied.
 type retryTransport struct {
 	inner http.RoundTripper
 	opts  RetryOptions
 	log   *slog.Logger
+}
+
+// RetryOptions bound the retries of requests and blob downloads.
+type RetryOptions struct {
+	// Attempts per request or blob, including the first (default 5).
+	Attempts int
+	// Backoff is the first delay, doubled per attempt (default 200ms).
+	Backoff time.Duration
+	// MaxBackoff caps one delay, including a server's Retry-After (default 30s).
+	MaxBackoff time.Duration
+	// StallTimeout fails a request that receives nothing for this long, waiting for the
+	// headers or in the body (default 1m): a registry that accepts and stalls must not hold
+	// a run until --timeout.
+	StallTimeout time.Duration
+}
+
+// WithDefaults fills the fields left zero with the defaults.
+func (o RetryOptions) WithDefaults() RetryOptions {
+	if o.Attempts <= 0 {
+		o.Attempts = 5
+	}
+	if o.Backoff <= 0 {
+		o.Backoff = 200 * time.Millisecond
+	}
+	if o.MaxBackoff <= 0 {
+		o.MaxBackoff = 30 * time.Second
+	}
+	if o.StallTimeout <= 0 {
+		o.StallTimeout = time.Minute
+	}
+	return o
+}
+
+// Options configure New.
+type Options struct {
+	// Insecure lists HOST[:PORT]s reachable over plain HTTP or unverified TLS.
+	Insecure []string
+	// Retry tunes retries; it should have its defaults filled (RetryOptions.WithDefaults).
+	Retry RetryOptions
+	// MaxTagListBytes and MaxManifestSize bound a tags/list page and a manifest.
+	MaxTagListBytes, MaxManifestSize int64
+	// Log receives the retry warnings.
+	Log *slog.Logger
+}
+
+// New wraps base (http.DefaultTransport when nil) with the TLS policy, retries and body
+// bounds.
+func New(base http.RoundTripper, o Options) http.RoundTripper {
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	rt := &retryTransport{inner: newInsecureTransport(base, o.Insecure), opts: o.Retry, log: o.Log}
+	return &limitTransport{inner: rt, tagList: o.MaxTagListBytes, manifestSize: o.MaxManifestSize}
 }
 
 func retryableStatus(code int) bool {
@@ -40,8 +99,8 @@ func retryableStatus(code int) bool {
 	return false
 }
 
-// retryableErr reports whether a transport or body-read error is transient.
-func retryableErr(err error) bool {
+// Retryable reports whether a transport or body-read error is transient.
+func Retryable(err error) bool {
 	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return false
 	}
@@ -59,16 +118,16 @@ func retryableErr(err error) bool {
 	return errors.As(err, &ne) && ne.Timeout()
 }
 
-// backoff is the sequence of delays for one retry budget: each Step is the delay before the
+// Delays is the sequence of delays for one retry budget: each Step is the delay before the
 // next attempt, Backoff doubling up to MaxBackoff. Steps is the budget's attempts; once the
 // cap is reached wait.Backoff keeps returning it, so the number of attempts is counted by
 // the caller, never cut short by the cap.
-func (o RetryOptions) backoff() *wait.Backoff {
+func (o RetryOptions) Delays() *wait.Backoff {
 	return &wait.Backoff{Duration: min(o.Backoff, o.MaxBackoff), Factor: 2, Cap: o.MaxBackoff, Steps: o.Attempts}
 }
 
-// retryAfter parses a Retry-After header (seconds or HTTP date), capped.
-func retryAfter(h string, max time.Duration) (time.Duration, bool) {
+// RetryAfter parses a Retry-After header (seconds or HTTP date), capped.
+func RetryAfter(h string, max time.Duration) (time.Duration, bool) {
 	if h == "" {
 		return 0, false
 	}
@@ -94,11 +153,11 @@ func retryAfter(h string, max time.Duration) (time.Duration, bool) {
 }
 
 // RoundTrip sends req with one retry budget (Attempts) for this request. Retryable errors
-// that exhaust it come back as an *exhaustedError, so that the operation-level retry in
-// Source.attempt does not spend another budget on the same failure.
+// that exhaust it come back as an *ExhaustedError, so that the operation-level retry in
+// Attempt does not spend another budget on the same failure.
 func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
-	delays := t.opts.backoff()
+	delays := t.opts.Delays()
 	for attempt := 1; ; attempt++ {
 		if attempt > 1 && req.Body != nil {
 			if req.GetBody == nil {
@@ -114,26 +173,26 @@ func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		last := attempt >= t.opts.Attempts
 		switch {
 		case err != nil:
-			if !retryableErr(err) {
+			if !Retryable(err) {
 				return nil, err
 			}
 			if last {
-				return nil, &exhaustedError{attempts: attempt, err: err}
+				return nil, &ExhaustedError{attempts: attempt, err: err}
 			}
 			d := delays.Step()
-			t.log.Warn("retrying request", "url", safeURL(req.URL), "error", err, "attempt", attempt, "of", t.opts.Attempts, "in", d)
-			if serr := sleepCtx(ctx, d); serr != nil {
+			t.log.Warn("retrying request", "url", SafeURL(req.URL), "error", err, "attempt", attempt, "of", t.opts.Attempts, "in", d)
+			if serr := Sleep(ctx, d); serr != nil {
 				return nil, err
 			}
 		case retryableStatus(resp.StatusCode) && !last:
 			d := delays.Step()
-			if ra, ok := retryAfter(resp.Header.Get("Retry-After"), t.opts.MaxBackoff); ok {
+			if ra, ok := RetryAfter(resp.Header.Get("Retry-After"), t.opts.MaxBackoff); ok {
 				d = ra
 			}
-			t.log.Warn("retrying request", "url", safeURL(req.URL), "status", resp.StatusCode, "attempt", attempt, "of", t.opts.Attempts, "in", d)
+			t.log.Warn("retrying request", "url", SafeURL(req.URL), "status", resp.StatusCode, "attempt", attempt, "of", t.opts.Attempts, "in", d)
 			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 			resp.Body.Close()
-			if serr := sleepCtx(ctx, d); serr != nil {
+			if serr := Sleep(ctx, d); serr != nil {
 				return nil, serr
 			}
 		default:
@@ -156,12 +215,12 @@ func (t *retryTransport) roundTripOnce(req *http.Request) (*http.Response, error
 		timer.Stop()
 		cancel(nil)
 		if errors.Is(context.Cause(ctx), errStalled) {
-			return nil, &stallError{url: safeURL(req.URL), d: stall}
+			return nil, &stallError{url: SafeURL(req.URL), d: stall}
 		}
 		return nil, err
 	}
 	timer.Reset(stall)
-	resp.Body = &stallBody{ReadCloser: resp.Body, ctx: ctx, cancel: cancel, timer: timer, stall: stall, url: safeURL(req.URL)}
+	resp.Body = &stallBody{ReadCloser: resp.Body, ctx: ctx, cancel: cancel, timer: timer, stall: stall, url: SafeURL(req.URL)}
 	return resp, nil
 }
 
@@ -206,17 +265,17 @@ func (b *stallBody) Close() error {
 	return err
 }
 
-// exhaustedError is a transient failure that used up its request's retry budget.
-type exhaustedError struct {
+// ExhaustedError is a transient failure that used up its request's retry budget.
+type ExhaustedError struct {
 	attempts int
 	err      error
 }
 
-func (e *exhaustedError) Error() string {
+func (e *ExhaustedError) Error() string {
 	return fmt.Sprintf("giving up after %d attempts: %v", e.attempts, e.err)
 }
 
-func (e *exhaustedError) Unwrap() error { return e.err }
+func (e *ExhaustedError) Unwrap() error { return e.err }
 
 // insecureTransport enforces the TLS policy on every request, whoever built it (ggcr's
 // ping, a redirect, FetchURL): plain http only to loopback hosts and --insecure-registry
@@ -241,8 +300,8 @@ func newInsecureTransport(base http.RoundTripper, hosts []string) http.RoundTrip
 }
 
 func (t *insecureTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	insecure := isInsecureHost(t.hosts, req.URL.Host)
-	if req.URL.Scheme == "http" && !insecure && !loopbackHost(req.URL.Hostname()) {
+	insecure := InsecureHost(t.hosts, req.URL.Host)
+	if req.URL.Scheme == "http" && !insecure && !Loopback(req.URL.Hostname()) {
 		return nil, fmt.Errorf("refusing plain http to %s: only loopback hosts and %s hosts are reached without TLS", req.URL.Host, option.InsecureRegistry)
 	}
 	if insecure {
@@ -251,12 +310,41 @@ func (t *insecureTransport) RoundTrip(req *http.Request) (*http.Response, error)
 	return t.secure.RoundTrip(req)
 }
 
-// loopbackHost reports whether host (without port) is localhost or a loopback address,
+// Loopback reports whether host (without port) is localhost or a loopback address,
 // where plain http needs no --insecure-registry. "127.example.com" is not one.
-func loopbackHost(host string) bool {
+func Loopback(host string) bool {
 	if strings.EqualFold(host, "localhost") {
 		return true
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
 }
+
+// InsecureHost reports whether host (HOST[:PORT]) is one of the insecure hosts.
+func InsecureHost(insecure []string, host string) bool {
+	for _, h := range insecure {
+		if strings.EqualFold(h, host) {
+			return true
+		}
+	}
+	return false
+}
+
+// Sleep waits d or until ctx ends.
+func Sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// SafeURL renders u for errors and logs: user info, query values, fragment and path
+// parameters masked, since pre-signed and private download URLs carry tokens there.
+func SafeURL(u *url.URL) string { return redact.URL(u.String()) }

@@ -1,4 +1,4 @@
-package source
+package fetch
 
 import (
 	"bytes"
@@ -8,18 +8,23 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/partial"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
+	remotetransport "github.com/google/go-containerregistry/pkg/v1/remote/transport"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/lvms-rebase/lvms-rebase/applier/redact"
+	"github.com/lvms-rebase/lvms-rebase/internal/arch"
 	"github.com/lvms-rebase/lvms-rebase/rebase/extract"
 	"github.com/lvms-rebase/lvms-rebase/rebase/option"
+	"github.com/lvms-rebase/lvms-rebase/rebase/source/cache"
+	"github.com/lvms-rebase/lvms-rebase/rebase/source/mirror"
+	"github.com/lvms-rebase/lvms-rebase/rebase/source/transport"
 )
 
 // manifest is a fetched manifest or index and where its blobs can be pulled from.
@@ -37,15 +42,15 @@ type blobStat struct {
 	cached  bool
 }
 
-func (s *Source) remoteOpts(ctx context.Context) []remote.Option {
-	return []remote.Option{remote.WithContext(ctx), remote.Reuse(s.puller)}
+func (c *Client) remoteOpts(ctx context.Context) []remote.Option {
+	return []remote.Option{remote.WithContext(ctx), remote.Reuse(c.puller)}
 }
 
 // baseRemoteOpts configure the shared puller: our transport, auth and user agent.
-func (s *Source) baseRemoteOpts() []remote.Option {
+func (c *Client) baseRemoteOpts() []remote.Option {
 	return []remote.Option{
-		remote.WithTransport(s.client.Transport),
-		remote.WithAuthFromKeychain(s.keychain),
+		remote.WithTransport(c.client.Transport),
+		remote.WithAuthFromKeychain(c.keychain),
 		// Our transport retries (with Retry-After); ggcr's retry layer is switched off so a
 		// failing registry is not hit attempts² times.
 		remote.WithRetryPredicate(func(error) bool { return false }),
@@ -54,27 +59,27 @@ func (s *Source) baseRemoteOpts() []remote.Option {
 	}
 }
 
-func (s *Source) nameOpts(repo string) []name.Option {
+func (c *Client) nameOpts(repo string) []name.Option {
 	host, _, _ := strings.Cut(repo, "/")
-	if isInsecureHost(s.opts.Insecure, host) {
+	if transport.InsecureHost(c.opts.Insecure, host) {
 		return []name.Option{name.Insecure}
 	}
 	return nil
 }
 
 // explain turns registry errors into ones a maintainer can act on.
-func (s *Source) explain(err error, what, loc string) error {
+func (c *Client) explain(err error, what, loc string) error {
 	err = redact.Err(err) // net/http quotes request URLs (url.Error)
-	var te *transport.Error
+	var te *remotetransport.Error
 	if errors.As(err, &te) && (te.StatusCode == http.StatusUnauthorized || te.StatusCode == http.StatusForbidden) {
 		host, _, _ := strings.Cut(loc, "/")
-		reg, rerr := name.NewRegistry(host, s.nameOpts(loc)...)
+		reg, rerr := name.NewRegistry(host, c.nameOpts(loc)...)
 		regName := host
 		if rerr == nil {
 			regName = reg.RegistryStr()
 		}
 		return fmt.Errorf("%s: registry %s denied access (HTTP %d) to %s; %s: %w",
-			what, regName, te.StatusCode, loc, s.keychain.describe(regName), err)
+			what, regName, te.StatusCode, loc, c.keychain.Describe(regName), err)
 	}
 	if digestMismatch(err) {
 		return fmt.Errorf("%s (from %s): the registry's content does not match its digest (not retried): %w", what, loc, err)
@@ -88,32 +93,32 @@ func (s *Source) explain(err error, what, loc string) error {
 // registry serves other bytes under that digest, and downloading them again at full size
 // would only repeat the answer.
 func transient(ctx context.Context, err error) bool {
-	if err == nil || ctx.Err() != nil || isLimit(err) || digestMismatch(err) {
+	if err == nil || ctx.Err() != nil || transport.IsLimit(err) || digestMismatch(err) {
 		return false
 	}
-	var te *transport.Error
+	var te *remotetransport.Error
 	if errors.As(err, &te) {
 		return false
 	}
 	var cd *corruptDownloadError
-	return retryableErr(err) || errors.As(err, &cd)
+	return transport.Retryable(err) || errors.As(err, &cd)
 }
 
 // digestMismatch reports whether err says content did not hash to its digest: ours
 // (cache.put) or ggcr's, which reports them as plain errors ("error verifying sha256
 // checksum…" for blobs, "manifest digest … does not match requested digest" for manifests).
 func digestMismatch(err error) bool {
-	var dm *digestMismatchError
+	var dm *cache.DigestMismatchError
 	msg := err.Error()
 	return errors.As(err, &dm) || strings.Contains(msg, "verifying sha256 checksum") || strings.Contains(msg, "does not match requested digest")
 }
 
 // attempt runs f until it succeeds, fails permanently or attempts run out.
-func (s *Source) attempt(ctx context.Context, what string, f func() error) error {
+func (c *Client) attempt(ctx context.Context, what string, f func() error) error {
 	var err error
-	delays := s.opts.Retry.backoff()
-	for i := 1; i <= s.opts.Retry.Attempts; i++ {
-		var ex *exhaustedError
+	delays := c.opts.Retry.Delays()
+	for i := 1; i <= c.opts.Retry.Attempts; i++ {
+		var ex *transport.ExhaustedError
 		if err = f(); err != nil && ctx.Err() != nil {
 			// Stopped by SIGINT or --timeout: say what was being fetched.
 			return fmt.Errorf("%s: %w", what, err)
@@ -122,90 +127,90 @@ func (s *Source) attempt(ctx context.Context, what string, f func() error) error
 			// An exhausted request already spent its retry budget in the transport.
 			return err
 		}
-		if i < s.opts.Retry.Attempts {
+		if i < c.opts.Retry.Attempts {
 			d := delays.Step()
-			s.log.Warn("retrying", "what", what, "error", err, "in", d)
-			if serr := sleepCtx(ctx, d); serr != nil {
+			c.log.Warn("retrying", "what", what, "error", err, "in", d)
+			if serr := transport.Sleep(ctx, d); serr != nil {
 				return fmt.Errorf("%s: %w", what, serr)
 			}
 		}
 	}
-	return fmt.Errorf("giving up after %d attempts: %w", s.opts.Retry.Attempts, err)
+	return fmt.Errorf("giving up after %d attempts: %w", c.opts.Retry.Attempts, err)
 }
 
 // getManifest fetches the manifest r points at: by digest through the cache and IDMS
 // mirrors, by tag from the (rewritten) registry — or from the cache's tag record offline.
-func (s *Source) getManifest(ctx context.Context, r imgRef) (*manifest, error) {
+func (c *Client) getManifest(ctx context.Context, r imgRef) (*manifest, error) {
 	if r.oci {
-		return s.ociManifest(r)
+		return c.ociManifest(r)
 	}
 	if r.digest != "" {
 		h, err := v1.NewHash(r.digest)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", r, err)
 		}
-		return s.manifestByDigest(ctx, r, h)
+		return c.manifestByDigest(ctx, r, h)
 	}
-	if s.opts.Offline {
-		rec, err := s.cache.readTags(r.repo)
+	if c.opts.Offline {
+		rec, err := c.cache.ReadTags(r.repo)
 		if err != nil {
 			return nil, err
 		}
 		d, ok := rec.Digests[r.tag]
 		if !ok {
-			return nil, fmt.Errorf("%s: tag not in the cache %s (offline: run once online with this %s, or pin by digest)", r, s.cache.dir, option.CacheDir)
+			return nil, fmt.Errorf("%s: tag not in the cache %s (offline: run once online with this %s, or pin by digest)", r, c.cache.Dir(), option.CacheDir)
 		}
 		h, err := v1.NewHash(d)
 		if err != nil {
 			return nil, err
 		}
-		return s.manifestByDigest(ctx, r, h)
+		return c.manifestByDigest(ctx, r, h)
 	}
-	loc := rewriteRepo(s.opts.Mirrors, r.repo)
-	ref, err := name.NewTag(loc+":"+r.tag, s.nameOpts(loc)...)
+	loc := mirror.Rewrite(c.opts.Mirrors, r.repo)
+	ref, err := name.NewTag(loc+":"+r.tag, c.nameOpts(loc)...)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", r, err)
 	}
 	var m *manifest
 	// A HEAD answers the tag → digest question without a manifest GET when the manifest is
 	// cached; a tag never seen before goes straight to GET, saving a round trip cold.
-	head := s.tagSeen(r)
-	err = s.attempt(ctx, r.String(), func() error {
+	head := c.tagSeen(r)
+	err = c.attempt(ctx, r.String(), func() error {
 		if head {
-			if m = s.headCached(ctx, ref, r, loc); m != nil {
+			if m = c.headCached(ctx, ref, r, loc); m != nil {
 				return nil
 			}
 		}
-		got, err := remote.Get(ref, s.remoteOpts(ctx)...)
+		got, err := remote.Get(ref, c.remoteOpts(ctx)...)
 		if err != nil {
 			return err
 		}
-		if _, _, err := s.cache.put(got.Digest, bytes.NewReader(got.Manifest)); err != nil {
+		if _, _, err := c.cache.Put(got.Digest, bytes.NewReader(got.Manifest)); err != nil {
 			return err
 		}
 		m = &manifest{ref: r, raw: got.Manifest, mediaType: got.MediaType, digest: got.Digest, locs: []string{loc}}
 		return nil
 	})
 	if err != nil {
-		var te *transport.Error
+		var te *remotetransport.Error
 		if errors.As(err, &te) && te.StatusCode == http.StatusNotFound {
-			return nil, s.unknownTag(ctx, r, err)
+			return nil, c.unknownTag(ctx, r, err)
 		}
-		return nil, s.explain(err, "fetching manifest "+r.String(), loc)
+		return nil, c.explain(err, "fetching manifest "+r.String(), loc)
 	}
-	if err := s.cache.updateTags(r.repo, func(t *tagRecord) { t.Digests[r.tag] = m.digest.String() }); err != nil {
-		s.log.Warn("cannot record tag in cache", "ref", r.String(), "error", err)
+	if err := c.cache.UpdateTags(r.repo, func(t *cache.TagRecord) { t.Digests[r.tag] = m.digest.String() }); err != nil {
+		c.log.Warn("cannot record tag in cache", "ref", r.String(), "error", err)
 	}
 	return m, nil
 }
 
 // headCached answers a tag with a HEAD when the digest it names is cached (nil otherwise).
-func (s *Source) headCached(ctx context.Context, ref name.Reference, r imgRef, loc string) *manifest {
-	desc, err := remote.Head(ref, s.remoteOpts(ctx)...)
+func (c *Client) headCached(ctx context.Context, ref name.Reference, r imgRef, loc string) *manifest {
+	desc, err := remote.Head(ref, c.remoteOpts(ctx)...)
 	if err != nil {
 		return nil
 	}
-	raw, ok := s.cache.readSmall(desc.Digest)
+	raw, ok := c.cache.ReadSmall(desc.Digest)
 	if !ok {
 		return nil
 	}
@@ -213,8 +218,8 @@ func (s *Source) headCached(ctx context.Context, ref name.Reference, r imgRef, l
 }
 
 // tagSeen reports whether the cache recorded tag r and still holds its manifest.
-func (s *Source) tagSeen(r imgRef) bool {
-	rec, err := s.cache.readTags(r.repo)
+func (c *Client) tagSeen(r imgRef) bool {
+	rec, err := c.cache.ReadTags(r.repo)
 	if err != nil {
 		return false
 	}
@@ -226,31 +231,31 @@ func (s *Source) tagSeen(r imgRef) bool {
 	if err != nil {
 		return false
 	}
-	_, ok = s.cache.readSmall(h)
+	_, ok = c.cache.ReadSmall(h)
 	return ok
 }
 
-func (s *Source) manifestByDigest(ctx context.Context, r imgRef, h v1.Hash) (*manifest, error) {
-	locs := s.locations(r.repo, true)
-	if raw, ok := s.cache.readSmall(h); ok {
+func (c *Client) manifestByDigest(ctx context.Context, r imgRef, h v1.Hash) (*manifest, error) {
+	locs := mirror.Locations(r.repo, true, c.opts.IDMS, c.opts.Mirrors)
+	if raw, ok := c.cache.ReadSmall(h); ok {
 		return &manifest{ref: r, raw: raw, mediaType: mediaTypeOf(raw), digest: h, locs: locs}, nil
 	}
-	if s.opts.Offline {
-		return nil, fmt.Errorf("%s@%s: manifest not in the cache %s (offline)", r.repo, h, s.cache.dir)
+	if c.opts.Offline {
+		return nil, fmt.Errorf("%s@%s: manifest not in the cache %s (offline)", r.repo, h, c.cache.Dir())
 	}
 	var errs []error
 	for i, loc := range locs {
-		ref, err := name.NewDigest(loc+"@"+h.String(), s.nameOpts(loc)...)
+		ref, err := name.NewDigest(loc+"@"+h.String(), c.nameOpts(loc)...)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", r, err)
 		}
 		var got *remote.Descriptor
-		err = s.attempt(ctx, ref.String(), func() error {
-			d, err := remote.Get(ref, s.remoteOpts(ctx)...)
+		err = c.attempt(ctx, ref.String(), func() error {
+			d, err := remote.Get(ref, c.remoteOpts(ctx)...)
 			if err != nil {
 				return err
 			}
-			if _, _, err := s.cache.put(h, bytes.NewReader(d.Manifest)); err != nil {
+			if _, _, err := c.cache.Put(h, bytes.NewReader(d.Manifest)); err != nil {
 				return err
 			}
 			got = d
@@ -260,7 +265,7 @@ func (s *Source) manifestByDigest(ctx context.Context, r imgRef, h v1.Hash) (*ma
 			if ctx.Err() != nil {
 				return nil, fmt.Errorf("fetching manifest %s@%s: %w", r.repo, h, ctx.Err())
 			}
-			errs = append(errs, s.explain(err, "fetching manifest "+r.repo+"@"+h.String(), loc))
+			errs = append(errs, c.explain(err, "fetching manifest "+r.repo+"@"+h.String(), loc))
 			continue
 		}
 		// Blobs come from where the manifest came from first.
@@ -290,7 +295,7 @@ func (e *UnknownDigestError) Unwrap() error { return e.Err }
 // allNotFound reports whether every error is an HTTP 404 (and there is at least one).
 func allNotFound(errs []error) bool {
 	for _, err := range errs {
-		var te *transport.Error
+		var te *remotetransport.Error
 		if !errors.As(err, &te) || te.StatusCode != http.StatusNotFound {
 			return false
 		}
@@ -298,8 +303,8 @@ func allNotFound(errs []error) bool {
 	return len(errs) > 0
 }
 
-func (s *Source) ociManifest(r imgRef) (*manifest, error) {
-	l, err := s.layout(r.repo)
+func (c *Client) ociManifest(r imgRef) (*manifest, error) {
+	l, err := c.layout(r.repo)
 	if err != nil {
 		return nil, err
 	}
@@ -326,22 +331,22 @@ func (s *Source) ociManifest(r imgRef) (*manifest, error) {
 }
 
 // child returns the manifest of a list entry.
-func (s *Source) child(ctx context.Context, parent *manifest, d v1.Descriptor) (*manifest, error) {
+func (c *Client) child(ctx context.Context, parent *manifest, d v1.Descriptor) (*manifest, error) {
 	r := parent.ref.withDigest(d.Digest.String())
 	if parent.layout != nil {
-		return s.ociManifest(r)
+		return c.ociManifest(r)
 	}
-	return s.manifestByDigest(ctx, r, d.Digest)
+	return c.manifestByDigest(ctx, r, d.Digest)
 }
 
 // blob returns the verified local path of a blob: the cache, the OCI layout, or a download
 // into the cache (retried on truncation and digest mismatch, trying each location).
-func (s *Source) blob(ctx context.Context, m *manifest, h v1.Hash, size int64) (_ string, st blobStat, err error) {
+func (c *Client) blob(ctx context.Context, m *manifest, h v1.Hash, size int64) (_ string, st blobStat, err error) {
 	// Every blob counts in Totals, whichever phase asked for it (resolve reads CSVs and
 	// release metadata too).
 	defer func() {
 		if err == nil {
-			s.tally(st)
+			c.tally(st)
 		}
 	}()
 	if m.layout != nil {
@@ -358,7 +363,7 @@ func (s *Source) blob(ctx context.Context, m *manifest, h v1.Hash, size int64) (
 		st.cached = true
 		return p, st, nil
 	}
-	p, err := s.cache.get(h)
+	p, err := c.cache.Get(h)
 	if err != nil {
 		return "", st, err
 	}
@@ -366,17 +371,17 @@ func (s *Source) blob(ctx context.Context, m *manifest, h v1.Hash, size int64) (
 		st.cached = true
 		return p, st, nil
 	}
-	if s.opts.Offline {
-		return "", st, fmt.Errorf("%s: blob %s not in the cache %s (offline)", m.ref, h, s.cache.dir)
+	if c.opts.Offline {
+		return "", st, fmt.Errorf("%s: blob %s not in the cache %s (offline)", m.ref, h, c.cache.Dir())
 	}
 	var errs []error
 	for _, loc := range m.locs {
-		ref, err := name.NewDigest(loc+"@"+h.String(), s.nameOpts(loc)...)
+		ref, err := name.NewDigest(loc+"@"+h.String(), c.nameOpts(loc)...)
 		if err != nil {
 			return "", st, err
 		}
-		err = s.attempt(ctx, ref.String(), func() error {
-			l, err := remote.Layer(ref, s.remoteOpts(ctx)...)
+		err = c.attempt(ctx, ref.String(), func() error {
+			l, err := remote.Layer(ref, c.remoteOpts(ctx)...)
 			if err != nil {
 				return err
 			}
@@ -388,9 +393,9 @@ func (s *Source) blob(ctx context.Context, m *manifest, h v1.Hash, size int64) (
 			var body io.Reader = rc
 			if size > 0 {
 				// A body longer than the manifest says is wrong whatever follows: stop there.
-				body = &limitBody{ReadCloser: rc, left: size, err: &LimitError{URL: ref.String(), Reason: fmt.Sprintf("blob larger than the %d bytes its manifest declares", size)}}
+				body = transport.LimitBody(rc, size, &transport.LimitError{URL: ref.String(), Reason: fmt.Sprintf("blob larger than the %d bytes its manifest declares", size)})
 			}
-			path, n, err := s.cache.put(h, s.progressReader(body, m.ref.String(), h, size))
+			path, n, err := c.cache.Put(h, c.progressReader(body, m.ref.String(), h, size))
 			st.fetched += n
 			if err != nil {
 				return err
@@ -404,7 +409,7 @@ func (s *Source) blob(ctx context.Context, m *manifest, h v1.Hash, size int64) (
 		if ctx.Err() != nil {
 			return "", st, fmt.Errorf("fetching blob %s of %s: %w", h, m.ref, ctx.Err())
 		}
-		errs = append(errs, s.explain(err, fmt.Sprintf("fetching blob %s of %s", h, m.ref), loc))
+		errs = append(errs, c.explain(err, fmt.Sprintf("fetching blob %s of %s", h, m.ref), loc))
 	}
 	return "", st, errors.Join(errs...)
 }
@@ -420,11 +425,11 @@ func (f *fileLayer) Size() (int64, error)                { return f.desc.Size, n
 func (f *fileLayer) MediaType() (types.MediaType, error) { return f.desc.MediaType, nil }
 func (f *fileLayer) Compressed() (io.ReadCloser, error)  { return os.Open(f.path) }
 
-func (s *Source) layerOpener(ctx context.Context, m *manifest, d v1.Descriptor, stats *FetchStats) extract.Layer {
+func (c *Client) layerOpener(ctx context.Context, m *manifest, d v1.Descriptor, stats *Stats) extract.Layer {
 	return extract.Layer{
 		Name: "layer " + d.Digest.String(),
 		Open: func() (io.ReadCloser, error) {
-			p, st, err := s.blob(ctx, m, d.Digest, d.Size)
+			p, st, err := c.blob(ctx, m, d.Digest, d.Size)
 			stats.add(d.Digest.String(), st)
 			stats.LayersRead++
 			if err != nil {
@@ -454,7 +459,7 @@ func platformChild(idx *v1.IndexManifest, goarch string) (v1.Descriptor, bool) {
 // and checks the config's platform. It returns the image manifest, the parsed manifest and
 // config, and the list digest when m was a list. pick, when set, names the layers the caller
 // is going to read; they are downloaded in parallel with the config.
-func (s *Source) image(ctx context.Context, m *manifest, goarch string, stats *FetchStats, pick layerPicker) (*manifest, *v1.Manifest, *v1.ConfigFile, string, error) {
+func (c *Client) image(ctx context.Context, m *manifest, goarch string, stats *Stats, pick layerPicker) (*manifest, *v1.Manifest, *v1.ConfigFile, string, error) {
 	listDigest := ""
 	if m.mediaType.IsIndex() {
 		idx, err := v1.ParseIndexManifest(bytes.NewReader(m.raw))
@@ -477,7 +482,7 @@ func (s *Source) image(ctx context.Context, m *manifest, goarch string, stats *F
 			}
 		}
 		listDigest = m.digest.String()
-		if m, err = s.child(ctx, m, d); err != nil {
+		if m, err = c.child(ctx, m, d); err != nil {
 			return nil, nil, nil, "", err
 		}
 	}
@@ -488,11 +493,11 @@ func (s *Source) image(ctx context.Context, m *manifest, goarch string, stats *F
 	if pick != nil {
 		// The config and the layers the caller will read download together: one round
 		// trip instead of one per blob. Extraction then reads them from the cache.
-		if err := s.prefetch(ctx, m, append([]v1.Descriptor{mf.Config}, pick(mf)...), stats); err != nil {
+		if err := c.prefetch(ctx, m, append([]v1.Descriptor{mf.Config}, pick(mf)...), stats); err != nil {
 			return nil, nil, nil, "", err
 		}
 	}
-	p, st, err := s.blob(ctx, m, mf.Config.Digest, mf.Config.Size)
+	p, st, err := c.blob(ctx, m, mf.Config.Digest, mf.Config.Size)
 	if stats != nil {
 		stats.add(mf.Config.Digest.String(), st)
 	}
@@ -517,12 +522,12 @@ func (s *Source) image(ctx context.Context, m *manifest, goarch string, stats *F
 // ImageDigests resolves image (usually a relatedImage, by digest) to its list digest and
 // the child digest of each arch (MicroShift names). A single-arch image must be of the
 // requested arch; a missing arch is an error naming the image and arch.
-func (s *Source) ImageDigests(ctx context.Context, image string, arches []string) (*ImageDigests, error) {
+func (c *Client) ImageDigests(ctx context.Context, image string, arches []string) (*ImageDigests, error) {
 	r, err := parseRef(image)
 	if err != nil {
 		return nil, err
 	}
-	m, err := s.getManifest(ctx, r)
+	m, err := c.getManifest(ctx, r)
 	if err != nil {
 		return nil, err
 	}
@@ -535,7 +540,7 @@ func (s *Source) ImageDigests(ctx context.Context, image string, arches []string
 		out.ListDigest = m.digest.String()
 		var missing []string
 		for _, a := range arches {
-			ga, err := GoArch(a)
+			ga, err := arch.GoArch(a)
 			if err != nil {
 				return nil, err
 			}
@@ -551,12 +556,12 @@ func (s *Source) ImageDigests(ctx context.Context, image string, arches []string
 		}
 		return out, nil
 	}
-	_, _, cfg, _, err := s.image(ctx, m, "", nil, nil)
+	_, _, cfg, _, err := c.image(ctx, m, "", nil, nil)
 	if err != nil {
 		return nil, err
 	}
 	for _, a := range arches {
-		ga, err := GoArch(a)
+		ga, err := arch.GoArch(a)
 		if err != nil {
 			return nil, err
 		}
@@ -568,111 +573,108 @@ func (s *Source) ImageDigests(ctx context.Context, image string, arches []string
 	return out, nil
 }
 
-// bundlePrefixes are the bundle image directories lvms-rebase reads.
-var bundlePrefixes = []string{"manifests/", "metadata/"}
-
-// FetchBundle writes the bundle's manifests/ and metadata/ into dir, applying every layer
-// in order with whiteouts. A manifest list is narrowed to linux/amd64 (or its only entry).
-func (s *Source) FetchBundle(ctx context.Context, b BundleRef, dir string) (*FetchStats, error) {
-	r, err := parseRef(b.Ref)
-	if err != nil {
-		return nil, err
-	}
-	if b.Digest != "" {
-		r = r.withDigest(b.Digest)
-	}
-	stats := &FetchStats{Image: b.Ref}
-	m, err := s.getManifest(ctx, r)
-	if err != nil {
-		return nil, err
-	}
-	img, mf, _, _, err := s.image(ctx, m, "", stats, allLayers)
-	if err != nil {
-		return nil, err
-	}
-	stats.LayersTotal = len(mf.Layers)
-	layers := make([]extract.Layer, len(mf.Layers))
-	for i, d := range mf.Layers {
-		layers[i] = s.layerOpener(ctx, img, d, stats)
-	}
-	res, err := extract.Layers(layers, dir, s.extractOpts(b.Ref, bundlePrefixes))
-	if err != nil {
-		return nil, fmt.Errorf("extracting bundle %s: %w", b.Ref, err)
-	}
-	stats.Files = res.Files
-	return stats, nil
+// Request names an image and what to extract from it.
+type Request struct {
+	// Kind names the image in messages ("bundle", "payload").
+	Kind string
+	// Ref is the canonical reference; Digest, when set, pins it (the tag is then display).
+	Ref, Digest string
+	// Arch is the MicroShift arch of the image to read from a manifest list ("": linux/amd64
+	// or the list's only entry); a single-arch image must be of that arch.
+	Arch string
+	// Prefixes are the directories extracted.
+	Prefixes []string
+	// Want, when set, makes the extraction read layers from the top down and stop as soon as
+	// every Want path is found (normally after the top layer only); a path in no layer is an
+	// error. Without it every layer is applied in order, with whiteouts.
+	Want []string
 }
 
-func (s *Source) extractOpts(name string, prefixes []string) extract.Options {
-	return extract.Options{Prefixes: prefixes, MaxFileSize: s.opts.MaxFileSize, MaxImageSize: s.opts.MaxImageSize, Name: name}
+// Image is the single-arch image an extraction read.
+type Image struct {
+	// Digest is its manifest digest; ListDigest the manifest list's, when Ref named one.
+	Digest, ListDigest string
 }
 
-// Payload file names FetchPayload stops at.
-const (
-	ImageReferencesFile = "release-manifests/image-references"
-	ReleaseMetadataFile = "release-manifests/release-metadata"
-)
-
-// FetchPayload writes the payload's release-manifests/ into dir. It reads the manifest, the
-// config (to check the arch) and then layers from the top down, stopping as soon as
-// image-references and release-metadata are found — normally after the top layer only.
-func (s *Source) FetchPayload(ctx context.Context, p PayloadRef, dir string) (*FetchStats, error) {
-	st, _, err := s.fetchPayload(ctx, p, dir)
-	return st, err
-}
-
-// payloadImage is the single-arch payload image a fetch read, for resolution.
-type payloadImage struct {
-	digest     string
-	listDigest string
-}
-
-func (s *Source) fetchPayload(ctx context.Context, p PayloadRef, dir string) (*FetchStats, *payloadImage, error) {
-	r, err := parseRef(p.Ref)
+// Extract writes req's directories of the image into dir. The manifest comes first, then
+// the config (to check the arch) together with the layers it is going to read.
+func (c *Client) Extract(ctx context.Context, req Request, dir string) (*Stats, *Image, error) {
+	r, err := parseRef(req.Ref)
 	if err != nil {
 		return nil, nil, err
 	}
 	goarch := ""
-	if p.Arch != "" {
-		if goarch, err = GoArch(p.Arch); err != nil {
+	if req.Arch != "" {
+		if goarch, err = arch.GoArch(req.Arch); err != nil {
 			return nil, nil, err
 		}
 	}
-	stats := &FetchStats{Image: p.Ref}
-	var m *manifest
-	if p.Digest != "" {
-		m, err = s.getManifest(ctx, r.withDigest(p.Digest))
-	} else {
-		m, err = s.getManifest(ctx, r)
+	if req.Digest != "" {
+		r = r.withDigest(req.Digest)
 	}
+	stats := &Stats{Image: req.Ref}
+	m, err := c.getManifest(ctx, r)
 	if err != nil {
 		return nil, nil, err
 	}
-	img, mf, _, listDigest, err := s.image(ctx, m, goarch, stats, topLayer)
+	pick := allLayers
+	if len(req.Want) > 0 {
+		pick = topLayer
+	}
+	img, mf, _, listDigest, err := c.image(ctx, m, goarch, stats, pick)
 	if err != nil {
 		return nil, nil, err
 	}
-	pi := &payloadImage{digest: img.digest.String(), listDigest: listDigest}
 	stats.LayersTotal = len(mf.Layers)
 	layers := make([]extract.Layer, len(mf.Layers))
 	for i, d := range mf.Layers {
-		layers[i] = s.layerOpener(ctx, img, d, stats)
+		layers[i] = c.layerOpener(ctx, img, d, stats)
+	}
+	if err := c.extract(req, img.digest.String(), layers, dir, stats); err != nil {
+		return nil, nil, err
+	}
+	return stats, &Image{Digest: img.digest.String(), ListDigest: listDigest}, nil
+}
+
+// extract applies layers into dir as req says and records the files in stats.
+func (c *Client) extract(req Request, digest string, layers []extract.Layer, dir string, stats *Stats) error {
+	opts := extract.Options{Prefixes: req.Prefixes, MaxFileSize: c.opts.MaxFileSize, MaxImageSize: c.opts.MaxImageSize, Name: req.Ref}
+	if len(req.Want) == 0 {
+		res, err := extract.Layers(layers, dir, opts)
+		if err != nil {
+			return fmt.Errorf("extracting %s %s: %w", req.Kind, req.Ref, err)
+		}
+		stats.Files = res.Files
+		return nil
 	}
 	done := func(files []string) bool {
-		var refs, meta bool
-		for _, f := range files {
-			refs = refs || f == ImageReferencesFile
-			meta = meta || f == ReleaseMetadataFile
+		for _, w := range req.Want {
+			if !slices.Contains(files, w) {
+				return false
+			}
 		}
-		return refs && meta
+		return true
 	}
-	res, _, err := extract.TopDown(layers, dir, s.extractOpts(p.Ref, []string{"release-manifests/"}), done)
+	res, _, err := extract.TopDown(layers, dir, opts, done)
 	if err != nil {
-		return nil, nil, fmt.Errorf("extracting payload %s: %w", p.Ref, err)
+		return fmt.Errorf("extracting %s %s: %w", req.Kind, req.Ref, err)
 	}
 	stats.Files = res.Files
 	if !done(res.Files) {
-		return stats, nil, fmt.Errorf("payload %s (%s) has no %s and %s in any layer", p.Ref, img.digest, ImageReferencesFile, ReleaseMetadataFile)
+		return fmt.Errorf("%s %s (%s) has no %s in any layer", req.Kind, req.Ref, digest, strings.Join(req.Want, " and "))
 	}
-	return stats, pi, nil
+	return nil
+}
+
+// Digest returns the digest of the manifest (or manifest list) ref names.
+func (c *Client) Digest(ctx context.Context, ref string) (string, error) {
+	r, err := parseRef(ref)
+	if err != nil {
+		return "", err
+	}
+	m, err := c.getManifest(ctx, r)
+	if err != nil {
+		return "", err
+	}
+	return m.digest.String(), nil
 }

@@ -1,4 +1,4 @@
-package source
+package fetch
 
 import (
 	"io"
@@ -28,11 +28,11 @@ const (
 )
 
 // progressReader wraps a blob body so that Options.Progress hears about long downloads.
-func (s *Source) progressReader(r io.Reader, image string, h v1.Hash, size int64) io.Reader {
-	if s.opts.Progress == nil || size < ProgressMinBytes {
+func (c *Client) progressReader(r io.Reader, image string, h v1.Hash, size int64) io.Reader {
+	if c.opts.Progress == nil || size < ProgressMinBytes {
 		return r
 	}
-	return &progressReader{r: r, report: s.opts.Progress, p: Progress{Image: image, Digest: h.String(), Total: size}}
+	return &progressReader{r: r, report: c.opts.Progress, p: Progress{Image: image, Digest: h.String(), Total: size}}
 }
 
 type progressReader struct {

@@ -1,4 +1,4 @@
-package source
+package transport
 
 import (
 	"reflect"
@@ -25,7 +25,7 @@ func TestBackoffSequence(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			b := tc.o.backoff()
+			b := tc.o.Delays()
 			var got []time.Duration
 			for range tc.n {
 				got = append(got, b.Step())

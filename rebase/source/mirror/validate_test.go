@@ -1,4 +1,4 @@
-package source
+package mirror
 
 import (
 	"strings"
@@ -20,18 +20,18 @@ func TestParseMirrorRejects(t *testing.T) {
 		"registry.redhat.io=mirror.local/rh x",
 		"registry.redhat.io=mirror.local//rh",
 	} {
-		_, err := ParseMirror(bad)
+		_, err := Parse(bad)
 		if err == nil {
-			t.Errorf("ParseMirror(%q) accepted", bad)
+			t.Errorf("Parse(%q) accepted", bad)
 			continue
 		}
 		if strings.Contains(err.Error(), "canary") {
-			t.Errorf("ParseMirror(%q) echoes credentials: %v", bad, err)
+			t.Errorf("Parse(%q) echoes credentials: %v", bad, err)
 		}
 	}
 	for _, good := range []string{"registry.redhat.io=mirror.local:5000/rh", "Quay.IO=localhost/quay.io", "127.0.0.1:5000/a=[::1]:5000/b"} {
-		if _, err := ParseMirror(good); err != nil {
-			t.Errorf("ParseMirror(%q): %v", good, err)
+		if _, err := Parse(good); err != nil {
+			t.Errorf("Parse(%q): %v", good, err)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package source
+package fetch
 
 import (
 	"context"
@@ -35,16 +35,13 @@ func TestProgress(t *testing.T) {
 
 	var mu sync.Mutex
 	var got []Progress
-	s, err := New(Options{CacheDir: t.TempDir(), Progress: func(p Progress) {
+	s := newClient(t, Options{Progress: func(p Progress) {
 		mu.Lock()
 		defer mu.Unlock()
 		got = append(got, p)
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	}}, nil)
 	// The random layer holds no bundle files; only the download matters here.
-	_, _ = s.FetchBundle(context.Background(), BundleRef{Ref: ref.String()}, t.TempDir())
+	_, _, _ = s.Extract(context.Background(), Request{Kind: "bundle", Ref: ref.String(), Prefixes: []string{"manifests/"}}, t.TempDir())
 
 	mu.Lock()
 	defer mu.Unlock()

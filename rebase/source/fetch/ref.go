@@ -1,4 +1,4 @@
-package source
+package fetch
 
 import (
 	"bytes"
@@ -119,10 +119,10 @@ type ociLayout struct {
 
 const refNameAnnotation = "org.opencontainers.image.ref.name"
 
-func (s *Source) layout(dir string) (*ociLayout, error) {
-	s.ociMu.Lock()
-	defer s.ociMu.Unlock()
-	if l, ok := s.ociIdx[dir]; ok {
+func (c *Client) layout(dir string) (*ociLayout, error) {
+	c.ociMu.Lock()
+	defer c.ociMu.Unlock()
+	if l, ok := c.ociIdx[dir]; ok {
 		return l, nil
 	}
 	b, err := os.ReadFile(filepath.Join(dir, "index.json"))
@@ -134,7 +134,7 @@ func (s *Source) layout(dir string) (*ociLayout, error) {
 		return nil, fmt.Errorf("OCI layout %s: index.json: %w", dir, err)
 	}
 	l := &ociLayout{dir: dir, index: idx}
-	s.ociIdx[dir] = l
+	c.ociIdx[dir] = l
 	return l, nil
 }
 
@@ -217,4 +217,11 @@ func CheckRepo(s string) error {
 	}
 	_, err := parseRepo(s)
 	return err
+}
+
+// TagOf returns the tag of an image reference ("" when it is pinned by digest alone), or
+// the error that makes it no reference.
+func TagOf(ref string) (string, error) {
+	r, err := parseRef(ref)
+	return r.tag, err
 }

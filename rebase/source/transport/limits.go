@@ -1,16 +1,11 @@
-package source
+package transport
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
-
-	"github.com/google/go-containerregistry/pkg/name"
-
-	"github.com/lvms-rebase/lvms-rebase/applier/redact"
 )
 
 // Defaults of the bounds a registry cannot exceed (Options.MaxTagPages, MaxTagListBytes,
@@ -39,42 +34,6 @@ func (e *LimitError) Error() string {
 	return e.URL + ": " + e.Reason
 }
 
-// listAllTags follows repo's tags/list pagination (ggcr's Lister, sharing the puller's
-// per-repository transport) and stops with a LimitError on a repeated next link, after
-// MaxTagPages pages, or past MaxTagListBytes of tag names.
-func (s *Source) listAllTags(ctx context.Context, repo name.Repository) ([]string, error) {
-	lister, err := s.puller.Lister(ctx, repo)
-	if err != nil {
-		return nil, err
-	}
-	seen := map[string]bool{}
-	var tags []string
-	var size int64
-	for pages := 1; lister.HasNext(); pages++ {
-		if pages > s.opts.MaxTagPages {
-			return nil, &LimitError{Reason: fmt.Sprintf("pagination goes on past %d pages (%d tags so far); the registry's tags/list does not end", s.opts.MaxTagPages, len(tags))}
-		}
-		page, err := lister.Next(ctx)
-		if err != nil {
-			return nil, err
-		}
-		for _, t := range page.Tags {
-			size += int64(len(t))
-		}
-		if size > s.opts.MaxTagListBytes {
-			return nil, &LimitError{Reason: fmt.Sprintf("tag names exceed %d bytes after %d pages", s.opts.MaxTagListBytes, pages)}
-		}
-		tags = append(tags, page.Tags...)
-		if page.Next != "" {
-			if seen[page.Next] {
-				return nil, &LimitError{Reason: fmt.Sprintf("page %d links to a page already read (%s); the registry's pagination loops", pages, redact.URL(page.Next))}
-			}
-			seen[page.Next] = true
-		}
-	}
-	return tags, nil
-}
-
 // limitTransport bounds the bodies that are read into memory whole: tags/list pages and
 // manifests (distribution-spec paths). A Content-Length over the bound fails the first read;
 // a body without one fails when it passes the bound. Neither is retried.
@@ -98,7 +57,7 @@ func (t *limitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	default:
 		return resp, nil
 	}
-	b := &limitBody{ReadCloser: resp.Body, left: limit, err: &LimitError{URL: safeURL(req.URL), Reason: fmt.Sprintf("%s larger than %d bytes", what, limit)}}
+	b := &limitBody{ReadCloser: resp.Body, left: limit, err: &LimitError{URL: SafeURL(req.URL), Reason: fmt.Sprintf("%s larger than %d bytes", what, limit)}}
 	if resp.ContentLength > limit {
 		// Fail the first read rather than the round trip: net/http would wrap the error in
 		// a url.Error repeating the URL.
@@ -106,6 +65,12 @@ func (t *limitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	resp.Body = b
 	return resp, nil
+}
+
+// LimitBody returns rc failing with err once more than n bytes are read: a body longer
+// than its descriptor says is wrong whatever follows.
+func LimitBody(rc io.ReadCloser, n int64, err error) io.ReadCloser {
+	return &limitBody{ReadCloser: rc, left: n, err: err}
 }
 
 // limitBody fails a read that would pass its bound.
@@ -130,8 +95,8 @@ func (b *limitBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// isLimit reports whether err is a bound a registry went past (never retried).
-func isLimit(err error) bool {
+// IsLimit reports whether err is a bound a registry went past (never retried).
+func IsLimit(err error) bool {
 	var le *LimitError
 	return errors.As(err, &le)
 }

@@ -1,4 +1,8 @@
-package source
+// Package auth finds registry credentials the way podman and oc users expect: an explicit
+// auth file, $REGISTRY_AUTH_FILE, MicroShift's ~/.pull-secret.json, podman's auth.json, then
+// docker's config.json (and its credential helpers). It remembers which file served each
+// registry so an access error can say where the credentials came from.
+package auth
 
 import (
 	"encoding/base64"
@@ -67,10 +71,10 @@ type authConfigFile struct {
 	Auths map[string]authEntry `json:"auths"`
 }
 
-// fileKeychain looks credentials up in the candidate files in order; the first file with
+// Keychain looks credentials up in the candidate files in order; the first file with
 // an entry for the repository (most specific key first) or its registry wins. It remembers
 // which file served each registry so auth errors can name it.
-type fileKeychain struct {
+type Keychain struct {
 	files []authFile
 	log   *slog.Logger
 
@@ -79,16 +83,17 @@ type fileKeychain struct {
 	used   map[string]string // registry -> description of the credential source
 }
 
-func newFileKeychain(explicit string, log *slog.Logger) (*fileKeychain, error) {
+// New returns the keychain for an explicit auth file ("" for none), which must exist.
+func New(explicit string, log *slog.Logger) (*Keychain, error) {
 	if explicit != "" {
 		if _, err := os.Stat(explicit); err != nil {
 			return nil, fmt.Errorf("auth file given with %s: %w", option.AuthFile, err)
 		}
 	}
-	return &fileKeychain{files: authFileCandidates(explicit), log: log, parsed: map[string]*authConfigFile{}, used: map[string]string{}}, nil
+	return &Keychain{files: authFileCandidates(explicit), log: log, parsed: map[string]*authConfigFile{}, used: map[string]string{}}, nil
 }
 
-func (k *fileKeychain) load(f authFile) (*authConfigFile, error) {
+func (k *Keychain) load(f authFile) (*authConfigFile, error) {
 	if c, ok := k.parsed[f.path]; ok {
 		return c, nil
 	}
@@ -153,7 +158,7 @@ func betterKey(a, b, k string) bool {
 }
 
 // Resolve implements authn.Keychain.
-func (k *fileKeychain) Resolve(res authn.Resource) (authn.Authenticator, error) {
+func (k *Keychain) Resolve(res authn.Resource) (authn.Authenticator, error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	reg := res.RegistryStr()
@@ -206,8 +211,8 @@ func (k *fileKeychain) Resolve(res authn.Resource) (authn.Authenticator, error) 
 	return authn.Anonymous, nil
 }
 
-// describe says where credentials for registry came from, for error messages.
-func (k *fileKeychain) describe(registry string) string {
+// Describe says where credentials for registry came from, for error messages.
+func (k *Keychain) Describe(registry string) string {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if d := k.used[registry]; d != "" {
@@ -219,3 +224,6 @@ func (k *fileKeychain) describe(registry string) string {
 	}
 	return "no credentials for this registry in any auth file (looked in " + strings.Join(tried, ", ") + "); pass " + option.AuthFile.String()
 }
+
+// The keychain is what ggcr asks for credentials.
+var _ authn.Keychain = (*Keychain)(nil)

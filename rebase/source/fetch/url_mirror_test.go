@@ -1,4 +1,4 @@
-package source
+package fetch
 
 import (
 	"bytes"
@@ -9,15 +9,20 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/lvms-rebase/lvms-rebase/rebase/source/mirror"
 )
 
 func TestMirrorURL(t *testing.T) {
-	s := &Source{opts: Options{
-		Mirrors:  []Mirror{{Source: "github.com", Mirror: "127.0.0.1:5000/github.com"}, {Source: "example.com/a", Mirror: "mirror.example.org/b"}},
+	s := &Client{opts: Options{
+		Mirrors: []mirror.Mirror{{Source: "github.com", Mirror: "127.0.0.1:5000/github.com"}, {Source: "example.com/a", Mirror: "mirror.example.org/b"},
+			{Source: "lookalike.example", Mirror: "127.evil.example/gh"}},
 		Insecure: []string{"insecure.example:8443"},
 	}}
 	cases := []struct{ in, want string }{
 		{"https://github.com/openshift/x/archive/abc.tar.gz", "http://127.0.0.1:5000/github.com/openshift/x/archive/abc.tar.gz"},
+		// A mirror to a host that only looks like loopback keeps https.
+		{"https://lookalike.example/o/r/archive/x.tar.gz", "https://127.evil.example/gh/o/r/archive/x.tar.gz"},
 		{"https://example.com/a/file.tgz?x=1", "https://mirror.example.org/b/file.tgz?x=1"},
 		{"https://example.com/ab/file.tgz", "https://example.com/ab/file.tgz"},
 		{"https://other.example/file", "https://other.example/file"},
@@ -44,10 +49,7 @@ func TestFetchURLThroughMirror(t *testing.T) {
 	}))
 	defer srv.Close()
 	host := strings.TrimPrefix(srv.URL, "http://")
-	s, err := New(Options{CacheDir: t.TempDir(), Mirrors: []Mirror{{Source: "github.com", Mirror: host + "/github.com"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := newClient(t, Options{Mirrors: []mirror.Mirror{{Source: "github.com", Mirror: host + "/github.com"}}}, nil)
 	rc, err := s.FetchURL(context.Background(), "https://github.com/openshift/op/archive/c0ffee.tar.gz")
 	if err != nil {
 		t.Fatal(err)
@@ -70,10 +72,7 @@ func TestFetchURLCommitCached(t *testing.T) {
 		w.Write(tgzArchive(t, "x-0123456789abcdef0123456789abcdef01234567", ""))
 	}))
 	defer srv.Close()
-	s, err := New(Options{CacheDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := newClient(t, Options{}, nil)
 	commit := srv.URL + "/archive/0123456789abcdef0123456789abcdef01234567.tar.gz"
 	branch := srv.URL + "/archive/main.tar.gz"
 	for i := 0; i < 2; i++ {
@@ -103,10 +102,7 @@ func TestFetchURLSizeCap(t *testing.T) {
 		io.WriteString(w, strings.Repeat("x", 4096))
 	}))
 	defer srv.Close()
-	s, err := New(Options{CacheDir: t.TempDir(), MaxImageSize: 1024})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := newClient(t, Options{MaxImageSize: 1024}, nil)
 	for _, p := range []string{"/sized", "/chunked"} {
 		_, err := s.FetchURL(context.Background(), srv.URL+p)
 		if err == nil || !strings.Contains(err.Error(), "larger than 1024 bytes") {

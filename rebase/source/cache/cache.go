@@ -1,4 +1,8 @@
-package source
+// Package cache is lvms-rebase's content-addressed store of registry blobs, manifests and
+// downloads: every entry is verified against its digest when read and written atomically,
+// so concurrent runs sharing a cache directory never see partial or corrupt content. It
+// also records what tags pointed at, for offline runs.
+package cache
 
 import (
 	"bytes"
@@ -14,26 +18,43 @@ import (
 	"sync"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/lvms-rebase/lvms-rebase/rebase/option"
 )
 
-// cache is a content-addressed store: blobs and manifests under blobs/<alg>/<hex>, written
+// Cache is a content-addressed store: blobs and manifests under blobs/<alg>/<hex>, written
 // to a temporary file and renamed into place, so two processes filling the same cache never
 // see a partial file. Every read is re-hashed; a corrupt entry is deleted and refetched.
 // Tag → digest records live apart (tags/) and are consulted only offline.
-type cache struct {
+type Cache struct {
 	dir string
 	// tagsMu serialises this process's tag-record updates: parallel fetches (two arches'
 	// payload tags in one repository) must not lose each other's entries.
 	tagsMu sync.Mutex
 }
 
-func (c *cache) blobPath(h v1.Hash) string {
+// New returns the cache rooted at dir (created as entries are written).
+func New(dir string) *Cache { return &Cache{dir: dir} }
+
+// DefaultDir is $XDG_CACHE_HOME/lvms-rebase (os.UserCacheDir's answer).
+func DefaultDir() (string, error) {
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("locating a cache directory (set %s): %w", option.CacheDir, err)
+	}
+	return filepath.Join(d, "lvms-rebase"), nil
+}
+
+// Dir is the cache's root directory, for messages.
+func (c *Cache) Dir() string { return c.dir }
+
+func (c *Cache) blobPath(h v1.Hash) string {
 	return filepath.Join(c.dir, "blobs", h.Algorithm, h.Hex)
 }
 
-// get returns the verified path of a cached blob, or "" when absent (or corrupt, in which
+// Get returns the verified path of a cached blob, or "" when absent (or corrupt, in which
 // case the entry is removed).
-func (c *cache) get(h v1.Hash) (string, error) {
+func (c *Cache) Get(h v1.Hash) (string, error) {
 	p := c.blobPath(h)
 	f, err := os.Open(p)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -55,8 +76,8 @@ func (c *cache) get(h v1.Hash) (string, error) {
 	return p, nil
 }
 
-// readSmall returns a verified cached manifest's bytes.
-func (c *cache) readSmall(h v1.Hash) ([]byte, bool) {
+// ReadSmall returns a verified cached manifest's bytes.
+func (c *Cache) ReadSmall(h v1.Hash) ([]byte, bool) {
 	p := c.blobPath(h)
 	b, err := os.ReadFile(p)
 	if err != nil {
@@ -70,9 +91,9 @@ func (c *cache) readSmall(h v1.Hash) ([]byte, bool) {
 	return b, true
 }
 
-// put streams r into the cache, verifying it hashes to h, and returns the final path and
-// the byte count. A mismatch leaves nothing behind and returns errDigestMismatch.
-func (c *cache) put(h v1.Hash, r io.Reader) (string, int64, error) {
+// Put streams r into the cache, verifying it hashes to h, and returns the final path and
+// the byte count. A mismatch leaves nothing behind and returns a *DigestMismatchError.
+func (c *Cache) Put(h v1.Hash, r io.Reader) (string, int64, error) {
 	if h.Algorithm != "sha256" {
 		return "", 0, fmt.Errorf("unsupported digest algorithm %q", h.Algorithm)
 	}
@@ -94,7 +115,7 @@ func (c *cache) put(h v1.Hash, r io.Reader) (string, int64, error) {
 		return "", n, err
 	}
 	if got := hex.EncodeToString(hasher.Sum(nil)); got != h.Hex {
-		return "", n, &digestMismatchError{want: h.String(), got: "sha256:" + got, n: n}
+		return "", n, &DigestMismatchError{want: h.String(), got: "sha256:" + got, n: n}
 	}
 	if err := os.Rename(tmp.Name(), final); err != nil {
 		return "", n, fmt.Errorf("storing cache entry: %w", err)
@@ -102,36 +123,38 @@ func (c *cache) put(h v1.Hash, r io.Reader) (string, int64, error) {
 	return final, n, nil
 }
 
-type digestMismatchError struct {
+// DigestMismatchError is content that did not hash to the digest it was stored under.
+type DigestMismatchError struct {
 	want, got string
 	n         int64
 }
 
-func (e *digestMismatchError) Error() string {
+func (e *DigestMismatchError) Error() string {
 	return fmt.Sprintf("content does not match its digest: want %s, got %s after %d bytes", e.want, e.got, e.n)
 }
 
-// tagRecord is what the cache remembers about a repository's tags.
-type tagRecord struct {
+// TagRecord is what the cache remembers about a repository's tags.
+type TagRecord struct {
 	Repo    string            `json:"repo"`
 	Tags    []string          `json:"tags,omitempty"`
 	Digests map[string]string `json:"digests,omitempty"`
 }
 
-func (c *cache) tagPath(repo string) string {
+func (c *Cache) tagPath(repo string) string {
 	sum := sha256.Sum256([]byte(repo))
 	return filepath.Join(c.dir, "tags", hex.EncodeToString(sum[:])+".json")
 }
 
-func (c *cache) readTags(repo string) (*tagRecord, error) {
+// ReadTags returns repo's tag record (empty when none was written).
+func (c *Cache) ReadTags(repo string) (*TagRecord, error) {
 	b, err := os.ReadFile(c.tagPath(repo))
 	if errors.Is(err, fs.ErrNotExist) {
-		return &tagRecord{Repo: repo, Digests: map[string]string{}}, nil
+		return &TagRecord{Repo: repo, Digests: map[string]string{}}, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	var r tagRecord
+	var r TagRecord
 	if err := json.Unmarshal(b, &r); err != nil {
 		return nil, fmt.Errorf("cache tag record for %s: %w", repo, err)
 	}
@@ -141,24 +164,25 @@ func (c *cache) readTags(repo string) (*tagRecord, error) {
 	return &r, nil
 }
 
-// updateTags read-modify-writes a tag record atomically (last writer wins, which is fine:
+// UpdateTags read-modify-writes a tag record atomically (last writer wins, which is fine:
 // records are only hints for --offline).
-func (c *cache) updateTags(repo string, f func(*tagRecord)) error {
+func (c *Cache) UpdateTags(repo string, f func(*TagRecord)) error {
 	c.tagsMu.Lock()
 	defer c.tagsMu.Unlock()
-	r, err := c.readTags(repo)
+	r, err := c.ReadTags(repo)
 	if err != nil {
-		r = &tagRecord{Repo: repo, Digests: map[string]string{}}
+		r = &TagRecord{Repo: repo, Digests: map[string]string{}}
 	}
 	f(r)
 	b, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return err
 	}
-	return c.writeFile(c.tagPath(repo), b)
+	return c.WriteFile(c.tagPath(repo), b)
 }
 
-func (c *cache) writeFile(p string, b []byte) error {
+// WriteFile writes p (a path under the cache) atomically.
+func (c *Cache) WriteFile(p string, b []byte) error {
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return err
 	}
@@ -177,7 +201,8 @@ func (c *cache) writeFile(p string, b []byte) error {
 	return os.Rename(tmp.Name(), p)
 }
 
-func (c *cache) urlPath(url string) string {
+// URLPath is where the digest of url's last download is recorded.
+func (c *Cache) URLPath(url string) string {
 	sum := sha256.Sum256([]byte(url))
 	return filepath.Join(c.dir, "urls", hex.EncodeToString(sum[:]))
 }

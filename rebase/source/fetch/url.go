@@ -1,4 +1,4 @@
-package source
+package fetch
 
 import (
 	"context"
@@ -16,13 +16,15 @@ import (
 	"github.com/lvms-rebase/lvms-rebase/applier/redact"
 	"github.com/lvms-rebase/lvms-rebase/internal/gitcommit"
 	"github.com/lvms-rebase/lvms-rebase/rebase/option"
+	"github.com/lvms-rebase/lvms-rebase/rebase/source/mirror"
+	"github.com/lvms-rebase/lvms-rebase/rebase/source/transport"
 )
 
 // FetchURL downloads an http(s) URL (the snapshot-assets tarball) through the retrying
 // transport, stores it in the cache by content digest and returns a reader over the cached
 // copy. Offline, it serves the last download of that URL. Plain http is allowed only for
 // loopback hosts and --insecure-registry hosts.
-func (s *Source) FetchURL(ctx context.Context, rawURL string) (io.ReadCloser, error) {
+func (c *Client) FetchURL(ctx context.Context, rawURL string) (io.ReadCloser, error) {
 	canonical, err := url.Parse(rawURL)
 	if err != nil {
 		// url.Error repeats the raw URL, and its cause may quote part of it ("invalid port
@@ -32,29 +34,29 @@ func (s *Source) FetchURL(ctx context.Context, rawURL string) (io.ReadCloser, er
 		}
 		return nil, fmt.Errorf("URL %q: %w", rawURL, err)
 	}
-	u := s.mirrorURL(canonical)
+	u := c.mirrorURL(canonical)
 	switch u.Scheme {
 	case "https":
 	case "http":
-		if !loopbackHost(u.Hostname()) && !isInsecureHost(s.opts.Insecure, u.Host) {
-			return nil, fmt.Errorf("URL %s: plain http is only allowed for loopback or %s hosts", safeURL(u), option.InsecureRegistry)
+		if !transport.Loopback(u.Hostname()) && !transport.InsecureHost(c.opts.Insecure, u.Host) {
+			return nil, fmt.Errorf("URL %s: plain http is only allowed for loopback or %s hosts", transport.SafeURL(u), option.InsecureRegistry)
 		}
 	default:
 		// An opaque URL ("user:pw@host/x" reads as scheme "user") has no User to redact.
-		return nil, fmt.Errorf("URL %s: want http(s)", safeURL(u))
+		return nil, fmt.Errorf("URL %s: want http(s)", transport.SafeURL(u))
 	}
-	idx := s.cache.urlPath(rawURL)
-	if rc, err := s.cachedURL(canonical, u, idx); rc != nil || err != nil {
+	idx := c.cache.URLPath(rawURL)
+	if rc, err := c.cachedURL(canonical, u, idx); rc != nil || err != nil {
 		return rc, err
 	}
 	var f *os.File
-	err = s.attempt(ctx, safeURL(u), func() error {
+	err = c.attempt(ctx, transport.SafeURL(u), func() error {
 		var err error
-		f, err = s.download(ctx, canonical, u, idx)
+		f, err = c.download(ctx, canonical, u, idx)
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("fetching %s: %w", safeURL(u), err)
+		return nil, fmt.Errorf("fetching %s: %w", transport.SafeURL(u), err)
 	}
 	return f, nil
 }
@@ -63,40 +65,36 @@ func (s *Source) FetchURL(ctx context.Context, rawURL string) (io.ReadCloser, er
 // (an error when it is missing), online when the URL names a full commit id (the
 // snapshot-assets archive cannot change). A cached copy is verified again before use. It
 // returns nil, nil when the URL must be downloaded.
-func (s *Source) cachedURL(canonical, u *url.URL, idx string) (io.ReadCloser, error) {
-	if !s.opts.Offline && !commitURL.MatchString(canonical.Path) {
+func (c *Client) cachedURL(canonical, u *url.URL, idx string) (io.ReadCloser, error) {
+	if !c.opts.Offline && !commitURL.MatchString(canonical.Path) {
 		return nil, nil
 	}
 	b, err := os.ReadFile(idx)
 	if err != nil {
-		if s.opts.Offline {
-			return nil, fmt.Errorf("URL %s is not in the cache %s (offline)", safeURL(u), s.cache.dir)
+		if c.opts.Offline {
+			return nil, fmt.Errorf("URL %s is not in the cache %s (offline)", transport.SafeURL(u), c.cache.Dir())
 		}
 		return nil, nil
 	}
 	h, err := v1.NewHash(strings.TrimSpace(string(b)))
 	if err == nil {
 		var p string
-		if p, err = s.cache.get(h); err == nil && p == "" {
+		if p, err = c.cache.Get(h); err == nil && p == "" {
 			err = fmt.Errorf("cached content %s missing", h)
 		}
 		if err == nil {
 			// A copy cached before verification existed may be bad.
-			if err = s.verifyDownload(canonical, p); err == nil {
-				s.tally(blobStat{cached: true})
+			if err = c.verifyDownload(canonical, p); err == nil {
+				c.tally(blobStat{cached: true})
 				return os.Open(p)
 			}
 		}
 	}
-	if s.opts.Offline {
-		return nil, fmt.Errorf("URL %s: cached copy unusable (offline): %w", safeURL(u), err)
+	if c.opts.Offline {
+		return nil, fmt.Errorf("URL %s: cached copy unusable (offline): %w", transport.SafeURL(u), err)
 	}
 	return nil, nil // online: download again
 }
-
-// safeURL renders u for errors and logs: user info, query values, fragment and path
-// parameters masked, since pre-signed and private download URLs carry tokens there.
-func safeURL(u *url.URL) string { return redact.URL(u.String()) }
 
 type httpStatusError struct {
 	url  string
@@ -123,7 +121,7 @@ func (e *corruptDownloadError) Error() string {
 // verifyDownload checks a downloaded or cached file of URL u: a tarball must read to its end
 // (gzip and tar intact) and, when the URL names a commit, say it holds that commit (its pax
 // global header or top directory) — a mirror serving another release's archive is an error.
-func (s *Source) verifyDownload(u *url.URL, file string) error {
+func (c *Client) verifyDownload(u *url.URL, file string) error {
 	if !archivePath.MatchString(u.Path) {
 		return nil
 	}
@@ -132,9 +130,9 @@ func (s *Source) verifyDownload(u *url.URL, file string) error {
 		return err
 	}
 	defer f.Close()
-	got, err := gitcommit.Archive(f, s.opts.MaxImageSize)
+	got, err := gitcommit.Archive(f, c.opts.MaxImageSize)
 	if err != nil {
-		return &corruptDownloadError{url: safeURL(u), err: err}
+		return &corruptDownloadError{url: transport.SafeURL(u), err: err}
 	}
 	m := commitURL.FindStringSubmatch(u.Path)
 	if m == nil {
@@ -143,10 +141,10 @@ func (s *Source) verifyDownload(u *url.URL, file string) error {
 	want := strings.Trim(m[0], "/")
 	want = strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(want, ".tar.gz"), ".tgz"), ".zip")
 	if got == "" {
-		return fmt.Errorf("URL %s: the archive names no commit (no pax comment, no <repo>-<commit> top directory); expected %s", safeURL(u), want)
+		return fmt.Errorf("URL %s: the archive names no commit (no pax comment, no <repo>-<commit> top directory); expected %s", transport.SafeURL(u), want)
 	}
 	if !gitcommit.Same(got, want) {
-		return fmt.Errorf("URL %s: the archive holds commit %s, expected %s", safeURL(u), got, want)
+		return fmt.Errorf("URL %s: the archive holds commit %s, expected %s", transport.SafeURL(u), got, want)
 	}
 	return nil
 }
@@ -158,9 +156,9 @@ var commitURL = regexp.MustCompile(`(^|/)[0-9a-f]{40}(\.tar\.gz|\.tgz|\.zip)?(/|
 // repositories: --mirror github.com=127.0.0.1:5000/github.com serves the snapshot-assets
 // archive from a local copy while outputs keep recording the canonical URL. A mirror host on
 // loopback or in --insecure-registry is spoken to over plain http.
-func (s *Source) mirrorURL(u *url.URL) *url.URL {
+func (c *Client) mirrorURL(u *url.URL) *url.URL {
 	loc := u.Host + u.EscapedPath()
-	m := rewriteRepo(s.opts.Mirrors, loc)
+	m := mirror.Rewrite(c.opts.Mirrors, loc)
 	if m == loc {
 		return u
 	}
@@ -170,7 +168,7 @@ func (s *Source) mirrorURL(u *url.URL) *url.URL {
 	if p, err := url.PathUnescape(out.Path); err == nil {
 		out.Path = p
 	}
-	if loopbackHost(out.Hostname()) || isInsecureHost(s.opts.Insecure, out.Host) {
+	if transport.Loopback(out.Hostname()) || transport.InsecureHost(c.opts.Insecure, out.Host) {
 		out.Scheme = "http"
 	}
 	return &out
@@ -187,15 +185,15 @@ func (e *tooLargeError) Error() string {
 }
 
 // download fetches u once into the cache, verified; the caller retries.
-func (s *Source) download(ctx context.Context, canonical, u *url.URL, idx string) (*os.File, error) {
-	tmp, err := s.getToTemp(ctx, u)
+func (c *Client) download(ctx context.Context, canonical, u *url.URL, idx string) (*os.File, error) {
+	tmp, err := c.getToTemp(ctx, u)
 	if err != nil {
 		return nil, err
 	}
 	defer os.Remove(tmp.Name())
 	defer tmp.Close()
 	// Only a download that verifies is cached: a corrupted one would fail every later run.
-	if err := s.verifyDownload(canonical, tmp.Name()); err != nil {
+	if err := c.verifyDownload(canonical, tmp.Name()); err != nil {
 		return nil, err
 	}
 	if _, err := tmp.Seek(0, io.SeekStart); err != nil {
@@ -208,12 +206,12 @@ func (s *Source) download(ctx context.Context, canonical, u *url.URL, idx string
 	if _, err := tmp.Seek(0, io.SeekStart); err != nil {
 		return nil, err
 	}
-	p, n, err := s.cache.put(h, tmp)
+	p, n, err := c.cache.Put(h, tmp)
 	if err != nil {
 		return nil, err
 	}
-	s.tally(blobStat{fetched: n}) // a URL download counts in Totals like a blob
-	if err := s.cache.writeFile(idx, []byte(h.String()+"\n")); err != nil {
+	c.tally(blobStat{fetched: n}) // a URL download counts in Totals like a blob
+	if err := c.cache.WriteFile(idx, []byte(h.String()+"\n")); err != nil {
 		return nil, err
 	}
 	return os.Open(p)
@@ -221,27 +219,27 @@ func (s *Source) download(ctx context.Context, canonical, u *url.URL, idx string
 
 // getToTemp GETs u into a temporary file, refusing bodies over --max-image-size (a hostile
 // or misconfigured server must not fill the disk; not retried) and short bodies.
-func (s *Source) getToTemp(ctx context.Context, u *url.URL) (*os.File, error) {
+func (c *Client) getToTemp(ctx context.Context, u *url.URL) (*os.File, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := s.client.Do(req)
+	resp, err := c.client.Do(req)
 	if err != nil {
 		// url.Error prints the URL with its query, which may carry a token.
 		var ue *url.Error
 		if errors.As(err, &ue) {
-			return nil, fmt.Errorf("GET %s: %w", safeURL(u), ue.Err)
+			return nil, fmt.Errorf("GET %s: %w", transport.SafeURL(u), ue.Err)
 		}
 		return nil, err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return nil, &httpStatusError{url: safeURL(u), code: resp.StatusCode}
+		return nil, &httpStatusError{url: transport.SafeURL(u), code: resp.StatusCode}
 	}
-	limit := s.opts.MaxImageSize
+	limit := c.opts.MaxImageSize
 	if resp.ContentLength > limit {
-		return nil, &tooLargeError{url: safeURL(u), limit: limit}
+		return nil, &tooLargeError{url: transport.SafeURL(u), limit: limit}
 	}
 	tmp, err := os.CreateTemp("", "lvms-rebase-url-")
 	if err != nil {
@@ -251,7 +249,7 @@ func (s *Source) getToTemp(ctx context.Context, u *url.URL) (*os.File, error) {
 	switch {
 	case err != nil:
 	case n > limit:
-		err = &tooLargeError{url: safeURL(u), limit: limit}
+		err = &tooLargeError{url: transport.SafeURL(u), limit: limit}
 	case resp.ContentLength >= 0 && n != resp.ContentLength:
 		err = fmt.Errorf("short body (%d of %d bytes): %w", n, resp.ContentLength, io.ErrUnexpectedEOF)
 	}
