@@ -2,106 +2,67 @@ package rebase
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"path/filepath"
 
-	"golang.org/x/sync/errgroup"
-
-	"github.com/lvms-rebase/lvms-rebase/rebase/bundle"
 	"github.com/lvms-rebase/lvms-rebase/rebase/lock"
 	"github.com/lvms-rebase/lvms-rebase/rebase/payload"
 	"github.com/lvms-rebase/lvms-rebase/rebase/snapshot"
 	"github.com/lvms-rebase/lvms-rebase/rebase/source"
 )
 
-// The fetch phases reuse what resolve extracted (source.ResolveIn keeps it under the work
-// directory, see runner.resolve); they fetch only when it is absent, and then fetch the
-// payloads in parallel.
+// The fetch phases take what resolution read (source.Resolution.Content: the bundle and
+// each payload, parsed once by rebase/bundle and rebase/payload); nothing is downloaded or
+// parsed again. They stay phases of their own so the output keeps one line per input.
 
-// fetchBundle loads the bundle resolve extracted (or fetches it) and records its cost.
-func (r *runner) fetchBundle(ctx context.Context) error {
+// fetchBundle takes the bundle resolve read and records its cost.
+func (r *runner) fetchBundle(_ context.Context) error {
 	res := r.result
 	ref := res.Resolution.Bundle
 	r.fetching = ref.Ref
-	var dir string
-	var st source.FetchStats
-	if x := res.Resolution.Extracted; x != nil && x.BundleDir != "" {
-		dir, st = x.BundleDir, x.Bundle
-	} else {
-		dir = filepath.Join(r.work, "bundle")
-		got, err := r.src.FetchBundle(ctx, ref, dir)
-		if err != nil {
-			return err
-		}
-		st = *got
-	}
-	res.Fetched = append(res.Fetched, st)
-	b, err := bundle.Load(dir)
+	c, err := resolvedContent(res.Resolution)
 	if err != nil {
-		return fmt.Errorf("bundle %s: %w", ref.Ref, err)
+		return err
 	}
-	r.bundle = b
+	res.Fetched = append(res.Fetched, c.BundleStats)
+	r.bundle = c.Bundle
 	res.BundleVersion = ref.Version
 	return nil
 }
 
-// fetchPayloads loads every arch's release-manifests/, from resolve's extraction or by
-// fetching the arches in parallel; results and stats keep the arch order.
-func (r *runner) fetchPayloads(ctx context.Context) error {
+// fetchPayloads takes every arch's release-manifests/ resolve read; results and stats keep
+// the arch order.
+func (r *runner) fetchPayloads(_ context.Context) error {
 	res := r.result
-	refs := res.Resolution.Payloads
 	r.fetching = "the payloads " + payloadRefs(res.Resolution)
-	loaded := make([]*payload.Payload, len(refs))
-	stats := make([]source.FetchStats, len(refs))
-	errs := make([]error, len(refs))
-	var g errgroup.Group // no cancellation, so the error reported is the first arch's own
-	g.SetLimit(r.src.Concurrency())
-	for i, p := range refs {
-		g.Go(func() error {
-			dir, st, err := r.payloadDir(ctx, p)
-			if err != nil {
-				errs[i] = err
-				return nil
-			}
-			stats[i] = st
-			if loaded[i], err = payload.Load(filepath.Join(dir, payload.Dir)); err != nil {
-				errs[i] = fmt.Errorf("payload %s: %w", p.Ref, err)
-			}
-			return nil
-		})
-	}
-	_ = g.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
+	c, err := resolvedContent(res.Resolution)
+	if err != nil {
+		return err
 	}
 	r.payloads = map[string]*payload.Payload{}
-	for i, p := range refs {
-		r.payloads[p.Arch] = loaded[i]
-		res.Fetched = append(res.Fetched, stats[i])
+	for _, p := range res.Resolution.Payloads {
+		loaded, ok := c.Payloads[p.Arch]
+		if !ok {
+			return fmt.Errorf("payload %s (%s): resolution kept no content for this arch", p.Ref, p.Arch)
+		}
+		r.payloads[p.Arch] = loaded
+		res.Fetched = append(res.Fetched, c.PayloadStats[p.Arch])
 		// release.base comes from release-x86_64.json: its payload names the version
 		// (nightly pairs have a version string per arch; each is in the lock's payloads).
 		if res.PayloadVersion == "" || p.Arch == "x86_64" {
-			res.PayloadVersion = loaded[i].Version()
+			res.PayloadVersion = loaded.Version()
 		}
 	}
 	return nil
 }
 
-// payloadDir is where p's release-manifests/ are unpacked: resolve's copy, or a new fetch.
-func (r *runner) payloadDir(ctx context.Context, p source.PayloadRef) (string, source.FetchStats, error) {
-	if x := r.result.Resolution.Extracted; x != nil {
-		if dir, ok := x.PayloadDirs[p.Arch]; ok {
-			return dir, x.Payloads[p.Arch], nil
-		}
+// resolvedContent is what resolution read; a Resolution without it did not come from
+// source.Resolve, and running on would translate nothing.
+func resolvedContent(res *source.Resolution) (*source.Content, error) {
+	if res == nil || res.Content == nil || res.Content.Bundle == nil {
+		return nil, errors.New("the resolution holds no bundle or payload content (it did not come from source.Resolve)")
 	}
-	dir := filepath.Join(r.work, "payload-"+p.Arch)
-	st, err := r.src.FetchPayload(ctx, p, dir)
-	if err != nil {
-		return "", source.FetchStats{}, err
-	}
-	return dir, *st, nil
+	return res.Content, nil
 }
 
 // loadSnapshotAssets reads the files the era's translation needs at commit: one request

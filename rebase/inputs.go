@@ -215,8 +215,8 @@ func (r *runner) resolve(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	// The bundle and payloads stay extracted under the work directory for the fetch phases.
-	if res.Resolution, err = r.src.ResolveIn(ctx, r.opts.OCP, choice.Minor, filepath.Join(r.work, "resolved")); err != nil {
+	// The bundle and payloads come back parsed (Resolution.Content) for the fetch phases.
+	if res.Resolution, err = r.src.Resolve(ctx, r.opts.OCP, choice.Minor); err != nil {
 		return r.pinsDisagree(err)
 	}
 	if choice.Minor == "" {

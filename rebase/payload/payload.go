@@ -9,8 +9,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/lvms-rebase/lvms-rebase/internal/gitcommit"
@@ -134,21 +134,34 @@ func New(refs *ImageStream, meta *Metadata) *Payload {
 // Load reads image-references and release-metadata from dir (an extracted
 // release-manifests/ directory).
 func Load(dir string) (*Payload, error) {
-	read := func(name string) ([]byte, error) {
-		path := filepath.Join(dir, name)
-		data, err := os.ReadFile(path)
+	p, err := LoadFS(os.DirFS(dir))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", dir, err)
+	}
+	return p, nil
+}
+
+// LoadFS is Load over a file system rooted at release-manifests/; errors name the files
+// by their names there.
+func LoadFS(fsys fs.FS) (*Payload, error) {
+	return parse(func(name string) ([]byte, error) {
+		data, err := fs.ReadFile(fsys, name)
 		if err != nil {
-			return nil, fmt.Errorf("reading payload file %s: %w", path, err)
+			return nil, fmt.Errorf("reading payload file %s: %w", name, err)
 		}
 		return data, nil
-	}
+	})
+}
+
+// parse reads and decodes the two files through read.
+func parse(read func(name string) ([]byte, error)) (*Payload, error) {
 	refData, err := read(ImageReferencesFile)
 	if err != nil {
 		return nil, err
 	}
 	refs, err := ParseImageReferences(refData)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", dir, err)
+		return nil, err
 	}
 	metaData, err := read(ReleaseMetadataFile)
 	if err != nil {
@@ -156,7 +169,7 @@ func Load(dir string) (*Payload, error) {
 	}
 	meta, err := ParseMetadata(metaData)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", dir, err)
+		return nil, err
 	}
 	return New(refs, meta), nil
 }

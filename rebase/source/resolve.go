@@ -3,18 +3,14 @@ package source
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/Masterminds/semver/v3"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/lvms-rebase/lvms-rebase/rebase/bundle"
 	"github.com/lvms-rebase/lvms-rebase/rebase/era"
 	"github.com/lvms-rebase/lvms-rebase/rebase/option"
-	"github.com/lvms-rebase/lvms-rebase/rebase/payload"
 	"github.com/lvms-rebase/lvms-rebase/rebase/source/fetch"
 	"github.com/lvms-rebase/lvms-rebase/rebase/source/tags"
 )
@@ -22,17 +18,11 @@ import (
 // Resolve picks the bundle and per-arch payloads for OpenShift minor ocp (X.Y). bundleMinor
 // is the LVMS minor to look for (empty: ocp). Pins in Options skip the matching resolution.
 // It checks the CSV's spec.version minor (bundleMinor) and each payload's release-metadata
-// version (equal to the tag, minor ocp), and resolves every relatedImage per arch.
-func (s *Source) Resolve(ctx context.Context, ocp, bundleMinor string) (*Resolution, error) {
-	return s.ResolveIn(ctx, ocp, bundleMinor, "")
-}
-
-// ResolveIn is Resolve keeping what it extracts: the bundle under workDir/bundle and each
-// payload's release-manifests/ under workDir/payload-<arch>, described by
-// Resolution.Extracted, so the fetch phases need not extract them again. The bundle and
-// the payloads resolve in parallel, as do the arches and the relatedImages (bounded by
+// version (equal to the tag, minor ocp), and resolves every relatedImage per arch. What it
+// read of the bundle and the payloads comes back parsed in Resolution.Content. The bundle
+// and the payloads resolve in parallel, as do the arches and the relatedImages (bounded by
 // Options.Concurrency); errors are reported in a fixed order (bundle, then payloads by arch).
-func (s *Source) ResolveIn(ctx context.Context, ocp, bundleMinor, workDir string) (*Resolution, error) {
+func (s *Source) Resolve(ctx context.Context, ocp, bundleMinor string) (*Resolution, error) {
 	if _, err := era.ParseMinor(ocp); err != nil {
 		return nil, fmt.Errorf("OpenShift version %w", err)
 	}
@@ -46,7 +36,7 @@ func (s *Source) ResolveIn(ctx context.Context, ocp, bundleMinor, workDir string
 		}
 	}
 	res := &Resolution{OCP: ocp, Payloads: []PayloadRef{}, RelatedImages: []ImageDigests{}}
-	x := newExtracted(workDir)
+	x := newContent()
 	var (
 		bundle           *BundleRef
 		related          []relatedImage
@@ -77,13 +67,11 @@ func (s *Source) ResolveIn(ctx context.Context, ocp, bundleMinor, workDir string
 		bundle.skew = ""
 	}
 	res.Bundle = *bundle
-	if workDir != "" {
-		res.Extracted = x
-	}
+	res.Content = x
 	return res, nil
 }
 
-func (s *Source) resolveBundle(ctx context.Context, minor string, x *Extracted) (*BundleRef, []relatedImage, error) {
+func (s *Source) resolveBundle(ctx context.Context, minor string, x *Content) (*BundleRef, []relatedImage, error) {
 	ref := s.opts.BundleRef
 	version := ""
 	if ref == "" {
@@ -104,40 +92,35 @@ func (s *Source) resolveBundle(ctx context.Context, minor string, x *Extracted) 
 		return nil, nil, err
 	}
 	b := &BundleRef{Ref: ref, Digest: digest, Version: version}
-	dir, cleanup, err := x.dir("bundle")
+	loaded, st, err := s.loadBundle(ctx, *b)
 	if err != nil {
 		return nil, nil, err
 	}
-	defer cleanup()
-	st, err := s.FetchBundle(ctx, *b, dir)
-	if err != nil {
-		return nil, nil, err
-	}
-	x.setBundle(dir, st)
-	csv, err := readCSV(dir)
-	if err != nil {
-		return nil, nil, fmt.Errorf("bundle %s: %w", ref, err)
-	}
-	b.CSVVersion = csv.version
+	x.Bundle, x.BundleStats = loaded, *st
+	b.CSVVersion = loaded.Version
 	if b.Version == "" {
-		b.Version = csv.version
+		b.Version = loaded.Version
 	}
-	v, err := semver.NewVersion(csv.version)
+	v, err := semver.NewVersion(loaded.Version)
 	if err != nil {
-		return nil, nil, fmt.Errorf("bundle %s: CSV %s spec.version %q: %w", ref, csv.file, csv.version, err)
+		return nil, nil, fmt.Errorf("bundle %s: CSV %s spec.version %q: %w", ref, loaded.CSVFile, loaded.Version, err)
 	}
 	if got := fmt.Sprintf("%d.%d", v.Major(), v.Minor()); minor != "" && got != minor {
-		msg := fmt.Sprintf("bundle %s: CSV %s spec.version %s is LVMS %s, want %s", ref, csv.file, csv.version, got, minor)
+		msg := fmt.Sprintf("bundle %s: CSV %s spec.version %s is LVMS %s, want %s", ref, loaded.CSVFile, loaded.Version, got, minor)
 		if !s.opts.AllowVersionSkew {
 			return nil, nil, fmt.Errorf("%s (%s to proceed)", msg, option.AllowVersionSkew)
 		}
 		s.log.Warn(msg)
 		b.skew = msg
 	}
-	return b, csv.related, nil
+	var related []relatedImage
+	for _, ri := range loaded.CSV.Spec.RelatedImages {
+		related = append(related, relatedImage{Name: ri.Name, Image: ri.Image})
+	}
+	return b, related, nil
 }
 
-func (s *Source) resolvePayloads(ctx context.Context, ocp string, res *Resolution, x *Extracted) error {
+func (s *Source) resolvePayloads(ctx context.Context, ocp string, res *Resolution, x *Content) error {
 	refs := map[string]string{}
 	if len(s.opts.ReleaseRefs) > 0 {
 		res.PayloadRule = "pinned"
@@ -223,29 +206,20 @@ func (s *Source) BundleMinors(ctx context.Context) ([]string, error) {
 	return tags.BundleMinors(have), nil
 }
 
-func (s *Source) resolvePayload(ctx context.Context, arch, ref, ocp string, x *Extracted) (*PayloadRef, error) {
+func (s *Source) resolvePayload(ctx context.Context, arch, ref, ocp string, x *Content) (*PayloadRef, error) {
 	tag, err := fetch.TagOf(ref)
 	if err != nil {
 		return nil, fmt.Errorf("payload for %s: %w", arch, err)
 	}
-	dir, cleanup, err := x.dir("payload-" + arch)
+	// One pass: manifest, then config and top layer together, then extraction; the
+	// single-arch digest comes out of the same fetch.
+	loaded, st, img, err := s.loadPayload(ctx, PayloadRef{Arch: arch, Ref: ref})
 	if err != nil {
 		return nil, err
 	}
-	defer cleanup()
-	// One pass: manifest, then config and top layer together, then extraction; the
-	// single-arch digest comes out of the same fetch.
-	st, img, err := s.fetchPayload(ctx, PayloadRef{Arch: arch, Ref: ref}, dir)
-	if err != nil {
-		return nil, fmt.Errorf("payload for %s: %w", arch, err)
-	}
-	x.setPayload(arch, dir, st)
-	p := &PayloadRef{Arch: arch, Ref: ref, Digest: img.Digest, ListDigest: img.ListDigest}
-	version, err := readReleaseVersion(filepath.Join(dir, filepath.FromSlash(ReleaseMetadataFile)))
-	if err != nil {
-		return nil, fmt.Errorf("payload %s (%s): %w", ref, arch, err)
-	}
-	p.Version = version
+	x.setPayload(arch, loaded, st)
+	version := loaded.Version()
+	p := &PayloadRef{Arch: arch, Ref: ref, Digest: img.Digest, ListDigest: img.ListDigest, Version: version}
 	// The tag, minus its -<arch> suffix, must be the version the payload says it is.
 	if tag != "" {
 		want := strings.TrimSuffix(strings.TrimSuffix(tag, "-"+arch), "-multi")
@@ -273,38 +247,6 @@ func (e *MismatchError) Error() string { return e.Msg }
 type relatedImage struct {
 	Name  string
 	Image string
-}
-
-type csvInfo struct {
-	file    string
-	version string
-	related []relatedImage
-}
-
-// readCSV loads the unpacked bundle with rebase/bundle (the CSV is found by kind).
-func readCSV(dir string) (*csvInfo, error) {
-	b, err := bundle.Load(dir)
-	if err != nil {
-		return nil, err
-	}
-	info := &csvInfo{file: b.CSVFile, version: b.Version}
-	for _, ri := range b.CSV.Spec.RelatedImages {
-		info.related = append(info.related, relatedImage{Name: ri.Name, Image: ri.Image})
-	}
-	return info, nil
-}
-
-// readReleaseVersion reads release-metadata's version with rebase/payload's decoder.
-func readReleaseVersion(path string) (string, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return "", err
-	}
-	md, err := payload.ParseMetadata(b)
-	if err != nil {
-		return "", err
-	}
-	return md.Version, nil
 }
 
 // NewestBundle returns the reference and tag of the newest bundle of an LVMS minor: what a

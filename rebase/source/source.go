@@ -115,7 +115,7 @@ type BundleRef struct {
 	// CSVVersion is the CSV's spec.version.
 	CSVVersion string `json:"csvVersion,omitempty"`
 	// skew is the warning about a CSV minor other than the one asked for (allowed skew);
-	// ResolveIn moves it into Resolution.Warnings.
+	// Resolve moves it into Resolution.Warnings.
 	skew string
 }
 
@@ -146,8 +146,9 @@ type Resolution struct {
 	PayloadRule string `json:"payloadRule,omitempty"`
 	// Warnings are things a maintainer should know (a newer z for some arches only, …).
 	Warnings []string `json:"warnings,omitempty"`
-	// Extracted is what ResolveIn kept unpacked for the fetch phases (nil from Resolve).
-	Extracted *Extracted `json:"-"`
+	// Content is what resolution read of the bundle and the payloads, parsed, for the
+	// fetch phases.
+	Content *Content `json:"-"`
 }
 
 // GoArch maps a MicroShift arch name to the Go/OCI name used by registries; Go names are

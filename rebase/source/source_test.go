@@ -61,6 +61,18 @@ func TestResolve(t *testing.T) {
 				Arches: []ArchDigest{{Arch: "x86_64", Digest: w.operatorChild["amd64"]}, {Arch: "aarch64", Digest: w.operatorChild["arm64"]}}},
 		},
 	}
+	// The content resolution read comes back parsed, for the fetch phases: the bundle's CSV
+	// and each arch's release-manifests/, with what fetching them cost.
+	c := res.Content
+	if c == nil || c.Bundle == nil || c.Bundle.Version != "4.18.4" || len(c.Bundle.CSV.Spec.RelatedImages) != 2 || c.BundleStats.Image != res.Bundle.Ref || len(c.BundleStats.Files) == 0 {
+		t.Fatalf("bundle content %+v", c)
+	}
+	for _, p := range want.Payloads {
+		if pl := c.Payloads[p.Arch]; pl == nil || pl.Version() != p.Version || c.PayloadStats[p.Arch].Image != p.Ref || len(c.PayloadStats[p.Arch].Files) == 0 {
+			t.Fatalf("payload content of %s: %+v %+v", p.Arch, pl, c.PayloadStats[p.Arch])
+		}
+	}
+	res.Content = nil
 	if !reflect.DeepEqual(res, want) {
 		g, _ := json.MarshalIndent(res, "", " ")
 		e, _ := json.MarshalIndent(want, "", " ")
@@ -239,7 +251,11 @@ func TestWarmCacheAndOffline(t *testing.T) {
 	if w.reg.count("GET", "/tags/list") == 0 {
 		t.Fatal("warm run trusted cached tags")
 	}
-	if !reflect.DeepEqual(cold, warm) {
+	// The content read is the same; what it cost is not (Content is not part of the output).
+	if !reflect.DeepEqual(cold.Content.Bundle, warm.Content.Bundle) || !reflect.DeepEqual(cold.Content.Payloads, warm.Content.Payloads) {
+		t.Fatal("warm resolution read other content")
+	}
+	if !reflect.DeepEqual(output(cold), output(warm)) {
 		t.Fatal("warm resolution differs")
 	}
 
@@ -269,13 +285,20 @@ func TestWarmCacheAndOffline(t *testing.T) {
 	w.reg.srv.Close()
 	oo := o
 	oo.Offline = true
-	if off := run(newSource(t, oo)); !reflect.DeepEqual(cold, off) {
+	if off := run(newSource(t, oo)); !reflect.DeepEqual(output(cold), output(off)) || !reflect.DeepEqual(cold.Content.Bundle, off.Content.Bundle) {
 		t.Fatal("offline resolution differs")
 	}
 	oo.CacheDir = t.TempDir()
 	if _, err := newSource(t, oo).Resolve(ctx(t), "4.18", ""); err == nil || !strings.Contains(err.Error(), "offline") {
 		t.Fatalf("offline with empty cache: %v", err)
 	}
+}
+
+// output is res as the output shows it: without the content read (and its cost).
+func output(res *Resolution) Resolution {
+	out := *res
+	out.Content = nil
+	return out
 }
 
 func TestConcurrentCache(t *testing.T) {
@@ -563,7 +586,7 @@ func TestOCILayout(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(tags, []string{"4.18.7-aarch64", "4.18.7-x86_64", "v4.18.7"}) {
 		t.Fatalf("tags %v %v", tags, err)
 	}
-	b, _, err := s.resolveBundle(ctx(t), "4.18", newExtracted(""))
+	b, _, err := s.resolveBundle(ctx(t), "4.18", newContent())
 	if err != nil {
 		t.Fatal(err)
 	}
