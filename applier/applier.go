@@ -29,6 +29,9 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/lvms-rebase/lvms-rebase/applier/eras"
+	"github.com/lvms-rebase/lvms-rebase/applier/internal/assets"
+	"github.com/lvms-rebase/lvms-rebase/applier/internal/atomicfile"
+	"github.com/lvms-rebase/lvms-rebase/applier/internal/kube"
 )
 
 // Defaults for Options fields left empty.
@@ -37,10 +40,10 @@ const (
 	DefaultRuntimeLvmdPath = "/var/lib/microshift/lvms/lvmd.yaml"
 	// FieldManager owns every field the applier sets, so repeated applies never conflict with
 	// themselves and kubectl shows who set what.
-	FieldManager = "microshift-storage"
+	FieldManager = kube.FieldManager
 	// AppliedHashAnnotation records a hash of the applied object, so that fields removed from the
 	// assets are noticed even though the live object still contains everything that was sent.
-	AppliedHashAnnotation = "lvms.microshift.io/applied-hash"
+	AppliedHashAnnotation = kube.AppliedHashAnnotation
 	// lvmdChecksumAnnotation is the pod-template annotation the TopoLVM node DaemonSet template sets.
 	lvmdChecksumAnnotation = "lvms.microshift.io/lvmd_config_sha256sum"
 )
@@ -186,7 +189,7 @@ func Apply(ctx context.Context, opts Options) (*Result, error) {
 		o.Logger.Error("storage driver not deployed", "error", pl.storageErr)
 	}
 	if pl.era.runtimeLvmdCopy && res.Plan.Storage {
-		changed, err := writeFileAtomic(o.RuntimeLvmdPath, pl.runtimeLvmd, pl.runtimeMode)
+		changed, err := atomicfile.WriteFile(o.RuntimeLvmdPath, pl.runtimeLvmd, pl.runtimeMode)
 		if err != nil {
 			pl.failStorage(fmt.Errorf("writing runtime lvmd copy: %w", err))
 		}
@@ -197,7 +200,7 @@ func Apply(ctx context.Context, opts Options) (*Result, error) {
 		o.Logger.Info("no storage objects to apply")
 		return res, res.finish(comps)
 	}
-	k, err := connect(ctx, o)
+	k, err := kube.Connect(ctx, kubeOptions(o))
 	if err != nil {
 		// Every component that was still going fails with the connection; an lvmd error found
 		// before stays its component's error.
@@ -211,7 +214,7 @@ func Apply(ctx context.Context, opts Options) (*Result, error) {
 		}
 		return res, err
 	}
-	k.run(ctx, pl, res, comps)
+	applyPlan(ctx, k, pl, comps)
 	return res, res.finish(comps)
 }
 
@@ -280,13 +283,13 @@ func withDefaults(o Options) (Options, error) {
 }
 
 // preparation is everything decided before the API is contacted, built by the steps of
-// prepare; kube.run acts on it.
+// prepare; applyPlan acts on it.
 type preparation struct {
 	o      Options
 	era    *eraSpec
 	result *Result
 	// files and shipped are the unrendered assets and the objects they declare.
-	files   []rawFile
+	files   []assets.File
 	shipped []ObjectRef
 	// lvmdStr is the lvmd configuration templates receive (the TopoLVM ConfigMap's rendered
 	// form, or the runtime copy); socketName is its lvmd socket.
@@ -296,8 +299,8 @@ type preparation struct {
 	runtimeLvmd   []byte
 	runtimeMode   os.FileMode
 	lvmdCanonical []byte
-	objects       []object    // rendered and gated, in apply order, CRDs first
-	deletes       []ObjectRef // legacy objects to remove
+	objects       []assets.Object // rendered and gated, in apply order, CRDs first
+	deletes       []ObjectRef     // legacy objects to remove
 	ready         []ObjectRef
 	// storageErr fails the storage component before the API is contacted (bad lvmd config, or
 	// one the host cannot serve: preflightFailed).
@@ -343,10 +346,10 @@ func prepare(ctx context.Context, o Options) (*preparation, error) {
 // readAssets reads the YAML files of both components and the objects they declare.
 func (pl *preparation) readAssets(context.Context) error {
 	var err error
-	if pl.files, err = readAssets(pl.o.Assets); err != nil {
+	if pl.files, err = assets.Read(pl.o.Assets); err != nil {
 		return err
 	}
-	pl.shipped, err = peek(pl.files)
+	pl.shipped, err = assets.Peek(pl.files)
 	return err
 }
 
@@ -394,12 +397,12 @@ func (pl *preparation) resolveImages(context.Context) error {
 	if pl.images = pl.o.Images; pl.images != nil {
 		return nil
 	}
-	rel, err := fs.Sub(pl.o.Assets, releaseDir)
+	rel, err := fs.Sub(pl.o.Assets, assets.ReleaseDir)
 	if err != nil {
 		return fmt.Errorf("release images: %w", err)
 	}
 	if pl.images, err = releaseImages(rel, pl.o.Arch); err != nil {
-		return fmt.Errorf("assets %s/: %w", releaseDir, err)
+		return fmt.Errorf("assets %s/: %w", assets.ReleaseDir, err)
 	}
 	return nil
 }
@@ -412,16 +415,16 @@ func (pl *preparation) renderAssets(context.Context) error {
 
 // schedule fills in the declared deletions, readiness waits and prune candidates.
 func (pl *preparation) schedule(context.Context) error {
-	var storageFiles, snapshotFiles []rawFile
+	var storageFiles, snapshotFiles []assets.File
 	for _, f := range pl.files {
-		if f.comp == compStorage {
+		if f.Comp == assets.Storage {
 			storageFiles = append(storageFiles, f)
 		} else {
 			snapshotFiles = append(snapshotFiles, f)
 		}
 	}
-	storageRefs, _ := peek(storageFiles) // decoded without error by readAssets
-	snapshotRefs, _ := peek(snapshotFiles)
+	storageRefs, _ := assets.Peek(storageFiles) // decoded without error by readAssets
+	snapshotRefs, _ := assets.Peek(snapshotFiles)
 	p := pl.result.Plan
 	if p.Storage {
 		pl.deletes = append(pl.deletes, pl.era.legacy...)
@@ -431,7 +434,7 @@ func (pl *preparation) schedule(context.Context) error {
 	}
 	pl.ready = ReadyWorkloads(pl.era.era, p)
 	if pl.o.Storage.Driver == DriverNone {
-		pl.pruneStorage = append(pruneCandidates(storageRefs, pl.era.legacy), defaultSnapshotClassRef)
+		pl.pruneStorage = append(pruneCandidates(storageRefs, pl.era.legacy), kube.DefaultSnapshotClassRef)
 	}
 	if !p.SnapshotController {
 		var controller []ObjectRef
@@ -493,7 +496,7 @@ func (pl *preparation) prepareLvmd(ctx context.Context, o Options) (lvmdStr, soc
 	if err != nil {
 		return pl.failStorage(err), cfg.SocketName
 	}
-	res.LvmdChecksum = sha256sum(lvmdStr)
+	res.LvmdChecksum = assets.Sha256sum(lvmdStr)
 	return lvmdStr, cfg.SocketName
 }
 
@@ -548,20 +551,20 @@ func (pl *preparation) failStorage(err error) string {
 }
 
 // render executes the templates of the gated components and decodes their objects.
-func (pl *preparation) render(files []rawFile, params map[string]any, lvmdStr string) error {
+func (pl *preparation) render(files []assets.File, params map[string]any, lvmdStr string) error {
 	p := pl.result.Plan
 	for _, f := range files {
-		if f.comp == compStorage && !p.Storage {
+		if f.Comp == assets.Storage && !p.Storage {
 			continue
 		}
-		if f.comp == compSnapshot && !p.SnapshotController && !p.SnapshotWebhook {
+		if f.Comp == assets.Snapshot && !p.SnapshotController && !p.SnapshotWebhook {
 			continue
 		}
-		out, err := render(f.path, f.data, params)
+		out, err := assets.Render(f.Path, f.Data, params)
 		if err != nil {
 			return err
 		}
-		docs, err := decodeDocs(f.path, out)
+		docs, err := assets.DecodeDocs(f.Path, out)
 		if err != nil {
 			return err
 		}
@@ -571,36 +574,38 @@ func (pl *preparation) render(files []rawFile, params map[string]any, lvmdStr st
 			}
 		}
 	}
-	slices.SortStableFunc(pl.objects, func(a, b object) int { return kindRank(a.obj.GetKind()) - kindRank(b.obj.GetKind()) })
+	slices.SortStableFunc(pl.objects, func(a, b assets.Object) int {
+		return assets.KindRank(a.Obj.GetKind()) - assets.KindRank(b.Obj.GetKind())
+	})
 	return nil
 }
 
 // add gates, sanitises and records one rendered object.
-func (pl *preparation) add(f rawFile, d *unstructured.Unstructured, lvmdStr string) error {
+func (pl *preparation) add(f assets.File, d *unstructured.Unstructured, lvmdStr string) error {
 	p := pl.result.Plan
-	ob := object{file: f.path, comp: f.comp, obj: d}
-	if f.comp == compSnapshot && d.GetKind() != "CustomResourceDefinition" {
-		ob.comp = compSnapshotController
-		if slices.ContainsFunc(snapshotWebhookObjects, ob.ref().SameObject) {
-			ob.comp = compSnapshotWebhook
+	ob := assets.Object{File: f.Path, Comp: f.Comp, Obj: d}
+	if f.Comp == assets.Snapshot && d.GetKind() != "CustomResourceDefinition" {
+		ob.Comp = assets.SnapshotController
+		if slices.ContainsFunc(snapshotWebhookObjects, ob.Ref().SameObject) {
+			ob.Comp = assets.SnapshotWebhook
 		}
 	}
-	if ob.comp == compSnapshotController && !p.SnapshotController || ob.comp == compSnapshotWebhook && !p.SnapshotWebhook {
+	if ob.Comp == assets.SnapshotController && !p.SnapshotController || ob.Comp == assets.SnapshotWebhook && !p.SnapshotWebhook {
 		return nil
 	}
-	if kindRank(d.GetKind()) < 0 {
-		return fmt.Errorf("asset %s: kind %s (%s) has no place in the declared apply order", f.path, d.GetKind(), d.GetName())
+	if assets.KindRank(d.GetKind()) < 0 {
+		return fmt.Errorf("asset %s: kind %s (%s) has no place in the declared apply order", f.Path, d.GetKind(), d.GetName())
 	}
 	var err error
-	if ob.obj, err = sanitize(d); err != nil {
-		return fmt.Errorf("asset %s: %w", f.path, err)
+	if ob.Obj, err = assets.Sanitize(d); err != nil {
+		return fmt.Errorf("asset %s: %w", f.Path, err)
 	}
-	if cm := pl.era; cm.lvmdConfigMap != nil && ob.ref().SameObject(*cm.lvmdConfigMap) {
+	if cm := pl.era; cm.lvmdConfigMap != nil && ob.Ref().SameObject(*cm.lvmdConfigMap) {
 		// The shipped ConfigMap is a placeholder: its data is replaced, not merged.
-		ob.obj.Object["data"] = map[string]any{cm.lvmdKey: lvmdStr}
+		ob.Obj.Object["data"] = map[string]any{cm.lvmdKey: lvmdStr}
 	}
-	if i := slices.IndexFunc(pl.objects, func(x object) bool { return x.ref().SameObject(ob.ref()) }); i >= 0 {
-		return fmt.Errorf("assets %s and %s both define %s", pl.objects[i].file, f.path, ob.ref())
+	if i := slices.IndexFunc(pl.objects, func(x assets.Object) bool { return x.Ref().SameObject(ob.Ref()) }); i >= 0 {
+		return fmt.Errorf("assets %s and %s both define %s", pl.objects[i].File, f.Path, ob.Ref())
 	}
 	pl.objects = append(pl.objects, ob)
 	return nil
@@ -610,7 +615,7 @@ func (pl *preparation) add(f rawFile, d *unstructured.Unstructured, lvmdStr stri
 func (p *preparation) refs() []ObjectRef {
 	var out []ObjectRef
 	for _, o := range p.objects {
-		out = append(out, o.ref())
+		out = append(out, o.Ref())
 	}
 	return out
 }

@@ -28,6 +28,7 @@ import (
 	"k8s.io/client-go/restmapper"
 
 	"github.com/lvms-rebase/lvms-rebase/applier/controlplanetest"
+	"github.com/lvms-rebase/lvms-rebase/applier/internal/assets"
 )
 
 // counter records the requests a rest.Config sends; everything but GET is a write.
@@ -216,7 +217,7 @@ func TestApplyFreshEras(t *testing.T) {
 					t.Errorf("cluster-scoped webhook has namespace %q", vwc.GetNamespace())
 				}
 				data, err := os.ReadFile(o.RuntimeLvmdPath)
-				if err != nil || !res.RuntimeLvmdWritten || sha256sum(string(data)) != res.LvmdChecksum {
+				if err != nil || !res.RuntimeLvmdWritten || assets.Sha256sum(string(data)) != res.LvmdChecksum {
 					t.Errorf("runtime lvmd copy: %q %v written=%v", data, err, res.RuntimeLvmdWritten)
 				}
 			}
@@ -266,7 +267,7 @@ func TestLvmdChangeRollsOnlyNodeTemplate(t *testing.T) {
 	sum, _, _ := unstructured.NestedString(ds.Object, "spec", "template", "metadata", "annotations", lvmdChecksumAnnotation)
 	cm := e.mustGet(ObjectRef{Version: "v1", Kind: "ConfigMap", Namespace: StorageNamespace, Name: "lvmd"})
 	data, _, _ := unstructured.NestedString(cm.Object, "data", "lvmd.yaml")
-	if ds.GetGeneration() != gen+1 || sum != sha256sum(data) || !strings.Contains(data, "volume-group: data") {
+	if ds.GetGeneration() != gen+1 || sum != assets.Sha256sum(data) || !strings.Contains(data, "volume-group: data") {
 		t.Errorf("generation %d→%d, checksum %s, data %q", gen, ds.GetGeneration(), sum, data)
 	}
 	// Only the comment changes: same canonical config, so nothing rolls.
@@ -422,13 +423,13 @@ func TestBadConfigAppliesNothing(t *testing.T) {
 		"storage":            func(o *Options) { o.Storage.Driver = "topolvm" },
 		"prune with storage": func(o *Options) { o.Prune = true },
 		"no storage dir": func(o *Options) {
-			o.Assets = without(o.Assets, storageDir+"/")
+			o.Assets = without(o.Assets, assets.StorageDir+"/")
 		},
 		"no snapshot dir": func(o *Options) {
-			o.Assets = without(o.Assets, snapshotDir+"/")
+			o.Assets = without(o.Assets, assets.SnapshotDir+"/")
 		},
 		"no era marker": func(o *Options) {
-			o.Assets = without(o.Assets, storageDir+"/lvms_default-lvmcluster.yaml")
+			o.Assets = without(o.Assets, assets.StorageDir+"/lvms_default-lvmcluster.yaml")
 		},
 		"image": func(o *Options) { o.Images = map[string]string{} },
 	} {

@@ -147,7 +147,7 @@ func renderForKubectl(b *testing.B, o Options) (crdDir, restDir string) {
 	os.Mkdir(crdDir, 0o755)
 	os.Mkdir(restDir, 0o755)
 	for i, ob := range pl.objects {
-		u := ob.obj.DeepCopy()
+		u := ob.Obj.DeepCopy()
 		target := restDir
 		if u.GetKind() == "CustomResourceDefinition" {
 			target = crdDir

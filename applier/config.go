@@ -4,13 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
-	"strings"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/lvms-rebase/lvms-rebase/applier/internal/config"
 )
 
 // Storage drivers accepted in MicroShift's storage.driver.
@@ -54,86 +53,11 @@ const (
 // scalars replace, null deletes); blank files are skipped and missing paths are no config. The
 // storage section of the merged result is decoded strictly. Errors name the file.
 func LoadStorageConfig(configFile, dropInDir string) (StorageConfig, error) {
-	var merged any
-	var files []string
-	if _, err := os.Stat(configFile); err == nil {
-		files = append(files, configFile)
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return StorageConfig{}, fmt.Errorf("MicroShift config %s: %w", configFile, err)
-	}
-	dropIns, err := dropInFiles(dropInDir)
-	if err != nil {
+	raw, name, err := config.Merged(configFile, dropInDir)
+	if err != nil || raw == nil {
 		return StorageConfig{}, err
-	}
-	for _, f := range append(files, dropIns...) {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			return StorageConfig{}, fmt.Errorf("reading MicroShift config %s: %w", f, err)
-		}
-		if strings.TrimSpace(string(data)) == "" {
-			continue
-		}
-		var patch any
-		if err := yaml.Unmarshal(data, &patch); err != nil {
-			return StorageConfig{}, fmt.Errorf("MicroShift config %s: %w", f, err)
-		}
-		merged = mergePatch(merged, patch)
-	}
-	if merged == nil {
-		return StorageConfig{}, nil
-	}
-	raw, err := json.Marshal(merged)
-	if err != nil {
-		return StorageConfig{}, err
-	}
-	name := configFile
-	if len(dropIns) > 0 {
-		name = fmt.Sprintf("%s merged with %d drop-ins from %s", configFile, len(dropIns), dropInDir)
 	}
 	return parseStorageConfig(name, raw)
-}
-
-// dropInFiles lists dir's *.yaml files as MicroShift's filepath.WalkDir does.
-func dropInFiles(dir string) ([]string, error) {
-	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	var out []string
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if !d.IsDir() && filepath.Ext(d.Name()) == ".yaml" {
-			out = append(out, path)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("walking the MicroShift config drop-in dir %s: %w", dir, err)
-	}
-	return out, nil
-}
-
-// mergePatch applies an RFC 7386 JSON merge patch, what MicroShift's evanphx/json-patch
-// MergePatch does to the drop-ins: objects merge key by key, null removes a key, anything else
-// replaces the target.
-func mergePatch(target, patch any) any {
-	p, ok := patch.(map[string]any)
-	if !ok {
-		return patch
-	}
-	t, ok := target.(map[string]any)
-	if !ok {
-		t = map[string]any{}
-	}
-	for k, v := range p {
-		if v == nil {
-			delete(t, k)
-			continue
-		}
-		t[k] = mergePatch(t[k], v)
-	}
-	return t
 }
 
 // readStorageConfig reads the storage section of a single MicroShift config.yaml. A missing file

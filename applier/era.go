@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/lvms-rebase/lvms-rebase/applier/eras"
+	"github.com/lvms-rebase/lvms-rebase/applier/internal/assets"
 )
 
 // Era is the storage stack the assets deploy, the driver of package eras.
@@ -79,6 +80,11 @@ var legacyTopoLVMObjects = eras.LegacyTopoLVMObjects()
 // package eras.
 var lvmsObjects = eras.LVMSObjects()
 
+// snapshotWebhookObjects are the snapshot validation webhook's objects (4.14–4.17), declared in
+// package eras: they are applied only when the webhook is requested and deleted otherwise, as
+// 4.18 does (MicroShift's deleteCSIWebhook).
+var snapshotWebhookObjects = eras.SnapshotWebhookObjects()
+
 // snapshotReady are the snapshot workloads the readiness wait watches, per component.
 var (
 	snapshotControllerReady = deploymentRef(eras.SnapshotNamespace, "csi-snapshot-controller")
@@ -117,7 +123,7 @@ var snapshotMarker = deploymentRef(eras.SnapshotNamespace, "csi-snapshot-control
 // nothing may be deleted (or applied) on a guess.
 func identify(refs []ObjectRef) (*eraSpec, error) {
 	if !slices.ContainsFunc(refs, snapshotMarker.SameObject) {
-		return nil, fmt.Errorf("assets %s: no %s; the tree is not one lvms-rebase wrote (nothing applied or deleted)", snapshotDir, snapshotMarker)
+		return nil, fmt.Errorf("assets %s: no %s; the tree is not one lvms-rebase wrote (nothing applied or deleted)", assets.SnapshotDir, snapshotMarker)
 	}
 	for i := range eraSpecs {
 		if slices.ContainsFunc(refs, eraSpecs[i].marker.SameObject) {
@@ -125,24 +131,24 @@ func identify(refs []ObjectRef) (*eraSpec, error) {
 		}
 	}
 	return nil, fmt.Errorf("assets %s identify no storage era: expected %s (LVMS, 4.17+) or %s (TopoLVM, up to 4.16); nothing applied or deleted",
-		storageDir, eraSpecs[0].marker, eraSpecs[1].marker)
+		assets.StorageDir, eraSpecs[0].marker, eraSpecs[1].marker)
 }
 
 // versionConfigMap is where the assets record the LVMS version (4.15+).
 var versionConfigMap = ObjectRef{Version: "v1", Kind: "ConfigMap", Namespace: "kube-public", Name: "lvms-version"}
 
 // assetsVersion returns data.version of the shipped lvms-version ConfigMap, "" without one.
-func assetsVersion(files []rawFile) string {
+func assetsVersion(files []assets.File) string {
 	for _, f := range files {
-		if f.comp != compStorage {
+		if f.Comp != assets.Storage {
 			continue
 		}
-		docs, err := decodeDocs(f.path, f.data)
+		docs, err := assets.DecodeDocs(f.Path, f.Data)
 		if err != nil {
 			continue // peek has already accepted every file
 		}
 		for _, d := range docs {
-			if refOf(d).SameObject(versionConfigMap) {
+			if assets.RefOf(d).SameObject(versionConfigMap) {
 				v, _, _ := unstructured.NestedString(d.Object, "data", "version")
 				return v
 			}

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/lvms-rebase/lvms-rebase/applier/eras"
+	"github.com/lvms-rebase/lvms-rebase/applier/internal/assets"
 )
 
 // eraWorkloads are every era's storage workloads.
@@ -116,12 +117,12 @@ func TestEraChangeToLVMS(t *testing.T) {
 // ship, so a rollback leaves none of them behind.
 func TestLVMSObjectsCoverAssets(t *testing.T) {
 	for _, era := range []string{"4.17", "4.18"} {
-		files, err := readAssets(testOptions(t, era).Assets)
+		files, err := assets.Read(testOptions(t, era).Assets)
 		if err != nil {
 			t.Fatal(err)
 		}
-		files = slices.DeleteFunc(files, func(f rawFile) bool { return f.comp != compStorage })
-		refs, err := peek(files)
+		files = slices.DeleteFunc(files, func(f assets.File) bool { return f.Comp != assets.Storage })
+		refs, err := assets.Peek(files)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/discovery"
 
 	"github.com/lvms-rebase/lvms-rebase/applier/eras"
+	"github.com/lvms-rebase/lvms-rebase/applier/internal/assets"
 )
 
 // openShiftOnlyKinds are cluster-scoped kinds neither kube-apiserver nor the assets' CRDs serve.
@@ -35,7 +36,7 @@ func TestClusterScopedKindsMatchAPI(t *testing.T) {
 	for kind, ns := range crdScopes(t) {
 		namespaced[kind] = ns
 	}
-	kinds := append(slices.Clone(applyOrder), eras.ClusterScopedKinds()...)
+	kinds := append(assets.Kinds(), eras.ClusterScopedKinds()...)
 	for _, kind := range kinds {
 		ns, known := namespaced[kind]
 		switch {
@@ -64,7 +65,7 @@ func crdScopes(t *testing.T) map[string]bool {
 		if err != nil {
 			return err
 		}
-		docs, err := decodeDocs(p, data)
+		docs, err := assets.DecodeDocs(p, data)
 		if err != nil {
 			return err
 		}

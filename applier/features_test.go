@@ -12,6 +12,9 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/lvms-rebase/lvms-rebase/applier/internal/assets"
+	"github.com/lvms-rebase/lvms-rebase/applier/internal/kube"
 )
 
 var (
@@ -62,14 +65,14 @@ func TestUnidentifiedAssetsDeleteNothing(t *testing.T) {
 	o := testOptions(t, "4.17")
 	e.apply(o)
 	for name, assets := range map[string]func(Options) Options{
-		"storage dir missing":  func(o Options) Options { o.Assets = without(o.Assets, storageDir+"/"); return o },
-		"snapshot dir missing": func(o Options) Options { o.Assets = without(o.Assets, snapshotDir+"/"); return o },
+		"storage dir missing":  func(o Options) Options { o.Assets = without(o.Assets, assets.StorageDir+"/"); return o },
+		"snapshot dir missing": func(o Options) Options { o.Assets = without(o.Assets, assets.SnapshotDir+"/"); return o },
 		"no storage era marker": func(o Options) Options {
-			o.Assets = without(o.Assets, storageDir+"/lvms_default-lvmcluster.yaml")
+			o.Assets = without(o.Assets, assets.StorageDir+"/lvms_default-lvmcluster.yaml")
 			return o
 		},
 		"webhook gone but no snapshot controller": func(o Options) Options {
-			o.Assets = without(without(o.Assets, snapshotDir+"/webhook"), snapshotDir+"/csi_controller_deployment.yaml")
+			o.Assets = without(without(o.Assets, assets.SnapshotDir+"/webhook"), assets.SnapshotDir+"/csi_controller_deployment.yaml")
 			return o
 		},
 	} {
@@ -110,7 +113,7 @@ func TestDefaultVolumeSnapshotClass(t *testing.T) {
 
 	// The administrator makes their own class the default: ours loses the annotation; a restart
 	// must not restore it or create another.
-	mine := defaultSnapshotClass()
+	mine := kube.DefaultSnapshotClass()
 	mine.SetName("admin-default")
 	if _, err := e.dyn.Resource(vscGVR).Create(context.Background(), mine, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -140,7 +143,7 @@ func TestDefaultVolumeSnapshotClassExisting(t *testing.T) {
 	o := testOptions(t, "4.18")
 	o.Storage.Driver = DriverNone
 	e.apply(o) // snapshot CRDs only
-	mine := defaultSnapshotClass()
+	mine := kube.DefaultSnapshotClass()
 	mine.SetName("admin-default")
 	if _, err := e.dyn.Resource(vscGVR).Create(context.Background(), mine, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)

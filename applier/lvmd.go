@@ -3,19 +3,18 @@ package applier
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/lvms-rebase/lvms-rebase/applier/internal/assets"
+	"github.com/lvms-rebase/lvms-rebase/applier/internal/lvmd"
 )
 
 // defaultSocketName is lvmd's gRPC socket when the configuration does not name one.
@@ -110,7 +109,7 @@ func parseLvmd(name string, data []byte) (*LvmdConfig, []*LvmdError) {
 	fail := func(reason string) (*LvmdConfig, []*LvmdError) {
 		return nil, []*LvmdError{{File: name, Reason: reason}}
 	}
-	if len(bytes.TrimSpace(stripComments(data))) == 0 {
+	if len(bytes.TrimSpace(assets.StripComments(data))) == 0 {
 		return fail("file is empty; expected socket-name and device-classes")
 	}
 	// YAMLToJSONStrict rejects duplicate keys. Wrong types and unknown fields are reported by
@@ -124,12 +123,15 @@ func parseLvmd(name string, data []byte) (*LvmdConfig, []*LvmdError) {
 	if err := json.Unmarshal(jsonData, &generic); err != nil {
 		return fail(err.Error())
 	}
-	if _, ok := generic.(map[string]any); !ok {
-		return fail(fmt.Sprintf("expected a mapping with socket-name and device-classes, got %s", typeName(generic)))
+	top, ok := generic.(map[string]any)
+	if !ok {
+		return fail(fmt.Sprintf("expected a mapping with socket-name and device-classes, got %s", lvmd.TypeName(generic)))
 	}
 	cfg := &LvmdConfig{}
 	var problems []*LvmdError
-	checkSchema("", generic, lvmdSchema, &problems)
+	for _, p := range lvmd.Check(top) {
+		problems = append(problems, &LvmdError{Field: p.Field, Reason: p.Reason})
+	}
 	decodeErr := json.Unmarshal(jsonData, cfg)
 	if len(problems) == 0 && decodeErr != nil {
 		problems = append(problems, &LvmdError{Reason: decodeErr.Error()})
@@ -147,16 +149,6 @@ func parseLvmd(name string, data []byte) (*LvmdConfig, []*LvmdError) {
 		return nil, problems
 	}
 	return cfg, nil
-}
-
-func stripComments(data []byte) []byte {
-	var out []byte
-	for _, line := range bytes.SplitAfter(data, []byte("\n")) {
-		if t := bytes.TrimSpace(line); len(t) > 0 && t[0] != '#' && !bytes.Equal(t, []byte("---")) {
-			out = append(out, line...)
-		}
-	}
-	return out
 }
 
 // Validate checks the rules lvmd enforces at start-up, reporting the first offending field by its
@@ -287,12 +279,6 @@ func (c *LvmdConfig) Rendered(message string) ([]byte, error) {
 	return append([]byte("# "+message+"\n"), canon...), nil
 }
 
-// sha256sum is the hex SHA-256 of s; templates use it for the pod-template checksum.
-func sha256sum(s string) string {
-	sum := sha256.Sum256([]byte(s))
-	return hex.EncodeToString(sum[:])
-}
-
 // VolumeGroupLister lists the host's LVM volume groups.
 type VolumeGroupLister interface {
 	VolumeGroups(ctx context.Context) ([]string, error)
@@ -305,27 +291,11 @@ type VGSLister struct {
 }
 
 // ErrNoLVM means the LVM tools are not installed, so storage cannot run on this host.
-var ErrNoLVM = errors.New("LVM tools (vgs) not found")
+var ErrNoLVM = lvmd.ErrNoLVM
 
 // VolumeGroups implements VolumeGroupLister.
 func (v VGSLister) VolumeGroups(ctx context.Context) ([]string, error) {
-	bin := v.Path
-	if bin == "" {
-		bin = "vgs"
-	}
-	path, err := exec.LookPath(bin)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrNoLVM, err)
-	}
-	out, err := exec.CommandContext(ctx, path, "--readonly", "--options=name", "--noheadings").Output()
-	if err != nil {
-		return nil, fmt.Errorf("running %s: %w", path, err)
-	}
-	var vgs []string
-	for _, f := range strings.Fields(string(out)) {
-		vgs = append(vgs, f)
-	}
-	return vgs, nil
+	return lvmd.VolumeGroups(ctx, v.Path)
 }
 
 // StaticVolumeGroups is a VolumeGroupLister with a fixed answer, for tests and callers that
@@ -388,44 +358,6 @@ func loadLvmd(ctx context.Context, path string, vgs VolumeGroupLister) (*LvmdCon
 	}
 	cfg, msg := defaultLvmd(list)
 	return cfg, LvmdSource{Message: msg}, nil
-}
-
-// writeFileAtomic writes data to path through a temporary file in the same directory and a
-// rename, so readers (vg-manager) never see a partial file. An identical file is left alone.
-func writeFileAtomic(path string, data []byte, mode os.FileMode) (changed bool, err error) {
-	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, data) {
-		if st, err := os.Stat(path); err == nil && st.Mode().Perm() == mode.Perm() {
-			return false, nil
-		}
-	}
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return false, fmt.Errorf("creating %s: %w", dir, err)
-	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return false, fmt.Errorf("writing %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name()) // no-op after a successful rename
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return false, fmt.Errorf("writing %s: %w", tmp.Name(), err)
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		tmp.Close()
-		return false, fmt.Errorf("chmod %s: %w", tmp.Name(), err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return false, fmt.Errorf("syncing %s: %w", tmp.Name(), err)
-	}
-	if err := tmp.Close(); err != nil {
-		return false, fmt.Errorf("closing %s: %w", tmp.Name(), err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return false, fmt.Errorf("renaming onto %s: %w", path, err)
-	}
-	return true, nil
 }
 
 func ptr[T any](v T) *T { return &v }

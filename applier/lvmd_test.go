@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/lvms-rebase/lvms-rebase/applier/internal/lvmd"
 )
 
 func TestParseLvmd(t *testing.T) {
@@ -247,27 +249,6 @@ type failingVGs struct{}
 
 func (failingVGs) VolumeGroups(context.Context) ([]string, error) { return nil, ErrNoLVM }
 
-func TestWriteFileAtomic(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "sub", "lvmd.yaml")
-	if changed, err := writeFileAtomic(p, []byte("a long first version\n"), 0o644); err != nil || !changed {
-		t.Fatalf("first write: %v %v", changed, err)
-	}
-	// A shorter config must not leave trailing bytes (the legacy copy did not truncate).
-	if changed, err := writeFileAtomic(p, []byte("short\n"), 0o644); err != nil || !changed {
-		t.Fatalf("second write: %v %v", changed, err)
-	}
-	if b, _ := os.ReadFile(p); string(b) != "short\n" {
-		t.Fatalf("content = %q", b)
-	}
-	if changed, err := writeFileAtomic(p, []byte("short\n"), 0o644); err != nil || changed {
-		t.Fatalf("identical write: changed=%v err=%v, want unchanged", changed, err)
-	}
-	entries, _ := os.ReadDir(filepath.Dir(p))
-	if len(entries) != 1 {
-		t.Errorf("temporary files left behind: %v", entries)
-	}
-}
-
 func FuzzParseLvmd(f *testing.F) {
 	for _, s := range []string{
 		"device-classes:\n- name: a\n  volume-group: vg\n  default: true\n",
@@ -323,28 +304,21 @@ func TestLvmdFieldsMatchTopoLVM(t *testing.T) {
 		}
 		return out
 	}
-	names := func(fs []field) []string {
-		var out []string
-		for _, f := range fs {
-			out = append(out, f.name)
-		}
-		return out
-	}
 	for _, c := range []struct {
 		topolvm string
 		typed   any
-		schema  []field
+		schema  []string
 	}{
-		{"Config", LvmdConfig{}, lvmdSchema},
-		{"DeviceClass", DeviceClass{}, lvmdSchema[1].sub},
-		{"ThinPoolConfig", ThinPoolConfig{}, lvmdSchema[1].sub[8].sub},
-		{"LvcreateOptionClass", LvcreateOptionClass{}, lvmdSchema[2].sub},
+		{"Config", LvmdConfig{}, lvmd.Fields()},
+		{"DeviceClass", DeviceClass{}, lvmd.Fields("device-classes")},
+		{"ThinPoolConfig", ThinPoolConfig{}, lvmd.Fields("device-classes", "thin-pool")},
+		{"LvcreateOptionClass", LvcreateOptionClass{}, lvmd.Fields("lvcreate-option-classes")},
 	} {
 		want := topolvmLvmdFields[c.topolvm]
 		if got := tags(c.typed); !slices.Equal(got, want) {
 			t.Errorf("%s: Go type fields %v, TopoLVM has %v", c.topolvm, got, want)
 		}
-		if got := names(c.schema); !slices.Equal(got, want) {
+		if got := c.schema; !slices.Equal(got, want) {
 			t.Errorf("%s: schema fields %v, TopoLVM has %v", c.topolvm, got, want)
 		}
 	}

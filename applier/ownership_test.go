@@ -229,30 +229,3 @@ func TestSnapshotClassForThinNonDefault(t *testing.T) {
 		t.Errorf("unused class not pruned: deleted %v", refsNamed(res.Deleted))
 	}
 }
-
-func TestAppliedByUs(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		mod  func(u *unstructured.Unstructured)
-		want bool
-	}{
-		{"nothing", func(*unstructured.Unstructured) {}, false},
-		{"annotation", func(u *unstructured.Unstructured) { u.SetAnnotations(map[string]string{AppliedHashAnnotation: "x"}) }, true},
-		{"applier manager", func(u *unstructured.Unstructured) {
-			u.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: "kube-controller-manager"}, {Manager: FieldManager}})
-		}, true},
-		{"MicroShift before the applier", func(u *unstructured.Unstructured) {
-			u.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: "microshift"}})
-		}, true},
-		{"OLM", func(u *unstructured.Unstructured) {
-			u.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: "catalog"}, {Manager: "olm"}})
-			u.SetAnnotations(map[string]string{"olm.operatorGroup": "x"})
-		}, false},
-	} {
-		u := &unstructured.Unstructured{Object: map[string]any{}}
-		tc.mod(u)
-		if got := appliedByUs(u); got != tc.want {
-			t.Errorf("%s: appliedByUs = %v, want %v", tc.name, got, tc.want)
-		}
-	}
-}

@@ -20,6 +20,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
+
+	"github.com/lvms-rebase/lvms-rebase/applier/internal/assets"
 )
 
 func testOptions(t testing.TB, era string) Options {
@@ -52,8 +54,8 @@ func mustPrepare(t *testing.T, o Options) *preparation {
 func find(t *testing.T, pl *preparation, kind, name string) *unstructured.Unstructured {
 	t.Helper()
 	for _, o := range pl.objects {
-		if o.obj.GetKind() == kind && o.obj.GetName() == name {
-			return o.obj
+		if o.Obj.GetKind() == kind && o.Obj.GetName() == name {
+			return o.Obj
 		}
 	}
 	t.Fatalf("%s %s not planned; planned: %v", kind, name, pl.refs())
@@ -69,7 +71,7 @@ func TestPrepareTopoLVM(t *testing.T) {
 	// CRDs first, then the declared kind order.
 	last := -1
 	for _, r := range refs {
-		rank := kindRank(r.Kind)
+		rank := assets.KindRank(r.Kind)
 		if rank < last {
 			t.Fatalf("apply order broken at %s: %v", r, refs)
 		}
@@ -92,8 +94,8 @@ func TestPrepareTopoLVM(t *testing.T) {
 	}
 	ds := find(t, pl, "DaemonSet", "topolvm-node")
 	sum, _, _ := unstructured.NestedString(ds.Object, "spec", "template", "metadata", "annotations", lvmdChecksumAnnotation)
-	if sum != sha256sum(data) || sum != pl.result.LvmdChecksum {
-		t.Errorf("checksum annotation %q, want sha256 of the ConfigMap data %q", sum, sha256sum(data))
+	if sum != assets.Sha256sum(data) || sum != pl.result.LvmdChecksum {
+		t.Errorf("checksum annotation %q, want sha256 of the ConfigMap data %q", sum, assets.Sha256sum(data))
 	}
 	img, _, _ := unstructured.NestedSlice(ds.Object, "spec", "template", "spec", "containers")
 	if !strings.HasPrefix(img[0].(map[string]any)["image"].(string), "registry.redhat.io/lvms4/topolvm-rhel9@sha256:") {
@@ -228,28 +230,6 @@ func TestPrepareNoVolumeGroups(t *testing.T) {
 	pl := mustPrepare(t, o)
 	if pl.result.Plan.Storage || len(pl.result.Warnings) == 0 || !strings.Contains(pl.result.Warnings[0], "Multiple volume groups") {
 		t.Errorf("plan %+v warnings %q", pl.result.Plan, pl.result.Warnings)
-	}
-}
-
-func TestContains(t *testing.T) {
-	live := map[string]any{"a": int64(1), "b": []any{map[string]any{"x": "y", "z": true}}, "c": map[string]any{}}
-	tests := []struct {
-		want any
-		ok   bool
-	}{
-		{map[string]any{"a": float64(1)}, true},
-		{map[string]any{"a": int64(2)}, false},
-		{map[string]any{"b": []any{map[string]any{"x": "y"}}}, true},
-		{map[string]any{"b": []any{map[string]any{"x": "y"}, map[string]any{}}}, false},
-		{map[string]any{"d": map[string]any{}}, true},
-		{map[string]any{"d": nil, "e": []any{}}, true},
-		{map[string]any{"d": "x"}, false},
-		{map[string]any{"c": map[string]any{"k": "v"}}, false},
-	}
-	for i, tc := range tests {
-		if got := contains(live, tc.want); got != tc.ok {
-			t.Errorf("%d: contains(%v) = %v, want %v", i, tc.want, got, tc.ok)
-		}
 	}
 }
 
@@ -421,41 +401,6 @@ func TestDiscoveryHonoursDeadlineOnHungServer(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("Apply still blocked 10s after a 500ms deadline")
-	}
-}
-
-// rolloutComplete follows `kubectl rollout status`: a Deployment mid-rollout, whose old pod is
-// still the available one, is not ready.
-func TestRolloutComplete(t *testing.T) {
-	obj := func(kind string, gen int64, spec, status map[string]any) *unstructured.Unstructured {
-		u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apps/v1", "kind": kind, "spec": spec, "status": status}}
-		u.SetGeneration(gen)
-		return u
-	}
-	tests := []struct {
-		name string
-		u    *unstructured.Unstructured
-		want bool
-	}{
-		{name: "deployment done", want: true, u: obj("Deployment", 2, map[string]any{"replicas": int64(1)},
-			map[string]any{"observedGeneration": int64(2), "replicas": int64(1), "updatedReplicas": int64(1), "availableReplicas": int64(1)})},
-		{name: "deployment generation not observed", u: obj("Deployment", 3, map[string]any{"replicas": int64(1)},
-			map[string]any{"observedGeneration": int64(2), "replicas": int64(1), "updatedReplicas": int64(1), "availableReplicas": int64(1)})},
-		{name: "deployment old replica still serving", u: obj("Deployment", 2, map[string]any{"replicas": int64(1)},
-			map[string]any{"observedGeneration": int64(2), "replicas": int64(2), "updatedReplicas": int64(1), "availableReplicas": int64(1)})},
-		{name: "deployment updated pod not available", u: obj("Deployment", 2, map[string]any{"replicas": int64(1)},
-			map[string]any{"observedGeneration": int64(2), "replicas": int64(1), "updatedReplicas": int64(1), "availableReplicas": int64(0)})},
-		{name: "daemonset done", want: true, u: obj("DaemonSet", 1, map[string]any{},
-			map[string]any{"observedGeneration": int64(1), "desiredNumberScheduled": int64(1), "updatedNumberScheduled": int64(1), "numberAvailable": int64(1)})},
-		{name: "daemonset not updated", u: obj("DaemonSet", 1, map[string]any{},
-			map[string]any{"observedGeneration": int64(1), "desiredNumberScheduled": int64(1), "updatedNumberScheduled": int64(0), "numberAvailable": int64(1)})},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			if got, state := rolloutComplete(tc.u); got != tc.want {
-				t.Errorf("rolloutComplete = %v (%s), want %v", got, state, tc.want)
-			}
-		})
 	}
 }
 

@@ -4,9 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os/exec"
 	"slices"
 	"strings"
+
+	"github.com/lvms-rebase/lvms-rebase/applier/internal/lvmd"
 )
 
 // ThinPool is an LVM thin pool: a logical volume of a volume group.
@@ -22,27 +23,15 @@ type ThinPoolLister interface {
 // --options=vg_name,lv_name,lv_attr` and keeps the logical volumes whose attributes start with
 // "t" (thin pool). ErrNoLVM means lvs is not installed.
 func (v VGSLister) ThinPools(ctx context.Context) ([]ThinPool, error) {
-	path, err := exec.LookPath("lvs")
+	pools, err := lvmd.ThinPools(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrNoLVM, err)
+		return nil, err
 	}
-	out, err := exec.CommandContext(ctx, path, "--readonly", "--noheadings", "--separator=,", "--options=vg_name,lv_name,lv_attr").Output()
-	if err != nil {
-		return nil, fmt.Errorf("running %s: %w", path, err)
+	var out []ThinPool
+	for _, p := range pools {
+		out = append(out, ThinPool(p))
 	}
-	return parseLVS(string(out)), nil
-}
-
-// parseLVS reads lvs' vg_name,lv_name,lv_attr lines and returns the thin pools.
-func parseLVS(out string) []ThinPool {
-	var pools []ThinPool
-	for _, line := range strings.Split(out, "\n") {
-		f := strings.Split(strings.TrimSpace(line), ",")
-		if len(f) == 3 && strings.HasPrefix(f[2], "t") {
-			pools = append(pools, ThinPool{VolumeGroup: f[0], Name: f[1]})
-		}
-	}
-	return pools
+	return out, nil
 }
 
 // CheckLvmdHost checks every device class of cfg against the host: its volume group must exist,

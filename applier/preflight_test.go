@@ -58,15 +58,6 @@ func TestHostProblems(t *testing.T) {
 	}
 }
 
-func TestParseLVS(t *testing.T) {
-	out := "  rhel,root,-wi-ao----\n  rhel,thinpool,twi-aotz--\n  data,pool2,twi---tz--\n  rhel,thinvol,Vwi-aotz--\n"
-	got := parseLVS(out)
-	want := []ThinPool{{"rhel", "thinpool"}, {"data", "pool2"}}
-	if len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
-		t.Errorf("parseLVS = %v, want %v", got, want)
-	}
-}
-
 // A device class on a volume group the host does not have fails the storage component with an
 // error naming class, group and the groups that exist; the failure is an Event in
 // openshift-storage; the snapshot controller is still applied; a restart records nothing new.

@@ -10,7 +10,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/fsnotify/fsnotify"
+	"github.com/lvms-rebase/lvms-rebase/applier/internal/atomicfile"
+	"github.com/lvms-rebase/lvms-rebase/applier/internal/watch"
 )
 
 // WatchOptions configures WatchLvmd. Every field has a default.
@@ -52,40 +53,7 @@ type LvmdSync struct {
 // takes effect through the next Apply.
 func WatchLvmd(ctx context.Context, opts WatchOptions) error {
 	o := opts.withDefaults()
-	dir := filepath.Dir(o.LvmdPath)
-	w, err := fsnotify.NewWatcher()
-	if err != nil {
-		return fmt.Errorf("watching lvmd config %s: %w", o.LvmdPath, err)
-	}
-	defer w.Close()
-	if err := w.Add(dir); err != nil {
-		return fmt.Errorf("watching lvmd config directory %s: %w", dir, err)
-	}
-	o.sync(ctx)
-	timer := time.NewTimer(o.Debounce)
-	timer.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case ev, ok := <-w.Events:
-			if !ok {
-				return errors.New("lvmd config watcher closed")
-			}
-			if filepath.Clean(ev.Name) == o.LvmdPath {
-				timer.Reset(o.Debounce)
-			}
-		case err, ok := <-w.Errors:
-			if !ok {
-				return errors.New("lvmd config watcher closed")
-			}
-			// An event queue overflow loses events: re-read to be safe.
-			o.Logger.Warn("lvmd config watcher error; re-reading", "path", o.LvmdPath, "error", err)
-			timer.Reset(o.Debounce)
-		case <-timer.C:
-			o.sync(ctx)
-		}
-	}
+	return watch.File(ctx, watch.Options{Path: o.LvmdPath, What: "lvmd config", Debounce: o.Debounce, Logger: o.Logger}, o.sync)
 }
 
 func (o WatchOptions) withDefaults() WatchOptions {
@@ -119,7 +87,7 @@ func (o WatchOptions) syncOnce(ctx context.Context) LvmdSync {
 		if _, err := parseLvmdConfig(o.LvmdPath, data); err != nil {
 			return LvmdSync{Source: src, Err: err}
 		}
-		written, err := writeFileAtomic(o.RuntimeLvmdPath, data, 0o644)
+		written, err := atomicfile.WriteFile(o.RuntimeLvmdPath, data, 0o644)
 		return LvmdSync{Source: src, Written: written, Err: err}
 	case !errors.Is(err, fs.ErrNotExist):
 		return LvmdSync{Source: LvmdSource{Path: o.LvmdPath}, Err: fmt.Errorf("reading lvmd config %s: %w", o.LvmdPath, err)}
@@ -133,6 +101,6 @@ func (o WatchOptions) syncOnce(ctx context.Context) LvmdSync {
 	if err != nil {
 		return LvmdSync{Source: LvmdSource{Message: msg}, Err: err}
 	}
-	written, err := writeFileAtomic(o.RuntimeLvmdPath, canon, 0o600)
+	written, err := atomicfile.WriteFile(o.RuntimeLvmdPath, canon, 0o600)
 	return LvmdSync{Source: LvmdSource{Message: msg}, Written: written, Err: err}
 }

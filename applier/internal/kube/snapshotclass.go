@@ -1,4 +1,4 @@
-package applier
+package kube
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/lvms-rebase/lvms-rebase/applier/eras"
 )
 
 // The default VolumeSnapshotClass the applier creates when any device class is thin (MicroShift's
@@ -22,13 +24,14 @@ const (
 )
 
 var (
-	volumeSnapshotClassGVK  = schema.GroupVersionKind{Group: "snapshot.storage.k8s.io", Version: "v1", Kind: "VolumeSnapshotClass"}
-	defaultSnapshotClassRef = ObjectRef{Group: volumeSnapshotClassGVK.Group, Version: "v1", Kind: "VolumeSnapshotClass", Name: DefaultSnapshotClassName}
+	volumeSnapshotClassGVK = schema.GroupVersionKind{Group: "snapshot.storage.k8s.io", Version: "v1", Kind: "VolumeSnapshotClass"}
+	// DefaultSnapshotClassRef names it, a prune candidate of the storage driver.
+	DefaultSnapshotClassRef = eras.ObjectRef{Group: volumeSnapshotClassGVK.Group, Version: "v1", Kind: "VolumeSnapshotClass", Name: DefaultSnapshotClassName}
 )
 
-// defaultSnapshotClass is the object created for the default device class: TopoLVM snapshots a
+// DefaultSnapshotClass is the object created for the default device class: TopoLVM snapshots a
 // volume within its own device class, so the class needs no parameters.
-func defaultSnapshotClass() *unstructured.Unstructured {
+func DefaultSnapshotClass() *unstructured.Unstructured {
 	u := &unstructured.Unstructured{Object: map[string]any{
 		"driver":         topolvmDriver,
 		"deletionPolicy": "Delete",
@@ -40,16 +43,16 @@ func defaultSnapshotClass() *unstructured.Unstructured {
 	return u
 }
 
-// ensureDefaultSnapshotClass creates the default VolumeSnapshotClass for the thin device class dc
+// EnsureDefaultSnapshotClass creates the default VolumeSnapshotClass for the thin device class dc
 // unless the cluster already has a default class for topolvm.io or the class itself exists: an
 // administrator's default is never overwritten, and a second default for the driver is never
 // added (a default of another driver does not count: the snapshot controller picks defaults per
 // driver). It costs one LIST when nothing needs creating.
-func (k *kube) ensureDefaultSnapshotClass(ctx context.Context, dc string, res *Result) error {
-	ref := defaultSnapshotClassRef
+func (k *Client) EnsureDefaultSnapshotClass(ctx context.Context, dc string, rep *Report) error {
+	ref := DefaultSnapshotClassRef
 	ri, _, err := k.resource(ctx, volumeSnapshotClassGVK, "", k.providedByCRD(volumeSnapshotClassGVK))
 	if meta.IsNoMatchError(err) {
-		res.Skipped = append(res.Skipped, Skip{Object: ref, Reason: "VolumeSnapshotClass API is not served (snapshot CRDs not applied)"})
+		rep.Skipped = append(rep.Skipped, Skip{Object: ref, Reason: "VolumeSnapshotClass API is not served (snapshot CRDs not applied)"})
 		return nil
 	}
 	if err != nil {
@@ -66,20 +69,20 @@ func (k *kube) ensureDefaultSnapshotClass(ctx context.Context, dc string, res *R
 	for _, c := range list.Items {
 		if c.GetName() == DefaultSnapshotClassName || c.GetAnnotations()[DefaultClassAnnotation] == "true" && c.Object["driver"] == topolvmDriver {
 			if c.GetName() == DefaultSnapshotClassName {
-				res.Unchanged = append(res.Unchanged, ref)
+				rep.Unchanged = append(rep.Unchanged, ref)
 			}
 			return nil
 		}
 	}
-	err = k.retry(ctx, "create "+ref.String(), func() error { return createAbsent(ctx, ri, defaultSnapshotClass()) })
+	err = k.retry(ctx, "create "+ref.String(), func() error { return createAbsent(ctx, ri, DefaultSnapshotClass()) })
 	if apierrors.IsAlreadyExists(err) || apierrors.IsConflict(err) {
-		res.Unchanged = append(res.Unchanged, ref)
+		rep.Unchanged = append(rep.Unchanged, ref)
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("creating %s for thin device class %q: %w", ref, dc, err)
 	}
 	k.log.Info("created default VolumeSnapshotClass", "object", ref, "deviceClass", dc)
-	res.Created = append(res.Created, ref)
+	rep.Created = append(rep.Created, ref)
 	return nil
 }

@@ -1,8 +1,14 @@
-package applier
+// Package assets reads the applier's input trees as lvms-rebase writes them (assets/components/…),
+// and turns their documents into objects: the file list per component, multi-document decoding,
+// template rendering with MicroShift's functions, sanitising through the typed scheme, and the
+// declared apply order of kinds.
+package assets
 
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +21,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/yaml"
@@ -24,32 +31,29 @@ import (
 
 // Asset directories under assets/, as the rebase writes them.
 const (
-	storageDir  = "components/lvms"
-	snapshotDir = "components/csi-snapshot-controller"
-	releaseDir  = "release"
+	StorageDir  = "components/lvms"
+	SnapshotDir = "components/csi-snapshot-controller"
+	ReleaseDir  = "release"
 )
 
-// component tells which gate an object belongs to.
-type component int
+// Component tells which gate an object belongs to.
+type Component int
 
+// Components: files are Storage or Snapshot; a rendered snapshot object that is not a CRD is
+// SnapshotController or SnapshotWebhook.
 const (
-	compStorage component = iota
-	compSnapshot
-	compSnapshotController
-	compSnapshotWebhook
+	Storage Component = iota
+	Snapshot
+	SnapshotController
+	SnapshotWebhook
 )
 
 // skippedFiles are shipped files the applier must not apply, with the reason.
 var skippedFiles = map[string]string{
 	// The operator's aggregate manifest duplicates clusterrole.yaml and clusterrolebinding.yaml,
 	// and its leader-election Role is unused: the controller runs with --leader-election=false.
-	snapshotDir + "/05_operand_rbac.yaml": "aggregate of the split RBAC files",
+	SnapshotDir + "/05_operand_rbac.yaml": "aggregate of the split RBAC files",
 }
-
-// snapshotWebhookObjects are the snapshot validation webhook's objects (4.14–4.17), declared in
-// package eras: they are applied only when the webhook is requested and deleted otherwise, as
-// 4.18 does (MicroShift's deleteCSIWebhook).
-var snapshotWebhookObjects = eras.SnapshotWebhookObjects()
 
 // applyOrder is the order of kinds after the CRDs (which always go first and are waited for):
 // namespace, identities, RBAC, configuration, services, workloads, the LVMCluster, webhooks,
@@ -86,34 +90,37 @@ var applyOrder = []string{
 // administrator once it exists.
 var createOnlyKinds = []string{"LVMCluster"}
 
-// object is one decoded asset document.
-type object struct {
-	file string
-	comp component
-	obj  *unstructured.Unstructured
+// Object is one decoded asset document.
+type Object struct {
+	// File is the asset it came from, for errors and logs.
+	File string
+	Comp Component
+	Obj  *unstructured.Unstructured
 }
 
-func (o object) ref() ObjectRef { return refOf(o.obj) }
+// Ref names the object.
+func (o Object) Ref() eras.ObjectRef { return RefOf(o.Obj) }
 
-func refOf(u *unstructured.Unstructured) ObjectRef {
+// RefOf names u.
+func RefOf(u *unstructured.Unstructured) eras.ObjectRef {
 	gvk := u.GroupVersionKind()
-	return ObjectRef{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind, Namespace: u.GetNamespace(), Name: u.GetName()}
+	return eras.ObjectRef{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind, Namespace: u.GetNamespace(), Name: u.GetName()}
 }
 
-// rawFile is one asset file before rendering.
-type rawFile struct {
-	path string
-	comp component
-	data []byte
+// File is one asset file before rendering.
+type File struct {
+	Path string
+	Comp Component
+	Data []byte
 }
 
-// readAssets lists the YAML files of both components in name order.
-func readAssets(fsys fs.FS) ([]rawFile, error) {
-	var files []rawFile
+// Read lists the YAML files of both components in name order.
+func Read(fsys fs.FS) ([]File, error) {
+	var files []File
 	for _, d := range []struct {
 		dir  string
-		comp component
-	}{{snapshotDir, compSnapshot}, {storageDir, compStorage}} {
+		comp Component
+	}{{SnapshotDir, Snapshot}, {StorageDir, Storage}} {
 		entries, err := fs.ReadDir(fsys, d.dir)
 		if errors.Is(err, fs.ErrNotExist) {
 			// An incomplete tree (not rebased, or copied partly) must not be taken for one that
@@ -136,7 +143,7 @@ func readAssets(fsys fs.FS) ([]rawFile, error) {
 			if err != nil {
 				return nil, fmt.Errorf("reading asset %s: %w", p, err)
 			}
-			files = append(files, rawFile{path: p, comp: d.comp, data: data})
+			files = append(files, File{Path: p, Comp: d.comp, Data: data})
 		}
 		if len(files) == n {
 			return nil, fmt.Errorf("assets: component directory %s has no YAML files (nothing applied or deleted)", d.dir)
@@ -145,24 +152,24 @@ func readAssets(fsys fs.FS) ([]rawFile, error) {
 	return files, nil
 }
 
-// peek decodes unrendered files (placeholders are quoted, so each file is valid YAML) to learn
+// Peek decodes unrendered files (placeholders are quoted, so each file is valid YAML) to learn
 // which objects the assets ship before any configuration is read.
-func peek(files []rawFile) ([]ObjectRef, error) {
-	var refs []ObjectRef
+func Peek(files []File) ([]eras.ObjectRef, error) {
+	var refs []eras.ObjectRef
 	for _, f := range files {
-		docs, err := decodeDocs(f.path, f.data)
+		docs, err := DecodeDocs(f.Path, f.Data)
 		if err != nil {
 			return nil, err
 		}
 		for _, d := range docs {
-			refs = append(refs, refOf(d))
+			refs = append(refs, RefOf(d))
 		}
 	}
 	return refs, nil
 }
 
-// decodeDocs splits a possibly multi-document file into objects; empty documents are skipped.
-func decodeDocs(name string, data []byte) ([]*unstructured.Unstructured, error) {
+// DecodeDocs splits a possibly multi-document file into objects; empty documents are skipped.
+func DecodeDocs(name string, data []byte) ([]*unstructured.Unstructured, error) {
 	var out []*unstructured.Unstructured
 	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
 	for i := 0; ; i++ {
@@ -173,7 +180,7 @@ func decodeDocs(name string, data []byte) ([]*unstructured.Unstructured, error) 
 		if err != nil {
 			return nil, fmt.Errorf("asset %s document %d: %w", name, i, err)
 		}
-		if len(bytes.TrimSpace(stripComments(doc))) == 0 {
+		if len(bytes.TrimSpace(StripComments(doc))) == 0 {
 			continue
 		}
 		m := map[string]any{}
@@ -191,12 +198,12 @@ func decodeDocs(name string, data []byte) ([]*unstructured.Unstructured, error) 
 
 var missingKeyRE = regexp.MustCompile(`map has no entry for key "([^"]*)"`)
 
-// render executes one asset as a Go template with missingkey=error; a missing key names the file
+// Render executes one asset as a Go template with missingkey=error; a missing key names the file
 // and the key so a stale release JSON is obvious.
-func render(name string, data []byte, params map[string]any) ([]byte, error) {
+func Render(name string, data []byte, params map[string]any) ([]byte, error) {
 	t, err := template.New(name).Option("missingkey=error").Funcs(template.FuncMap{
 		"Dir":       path.Dir,
-		"Sha256sum": sha256sum,
+		"Sha256sum": Sha256sum,
 	}).Parse(string(data))
 	if err != nil {
 		return nil, fmt.Errorf("parsing template %s: %w", name, err)
@@ -219,11 +226,17 @@ var typedScheme = func() *runtime.Scheme {
 	return s
 }()
 
-// sanitize round-trips objects of built-in kinds through their Go types, which drops fields the
+// IsBuiltin reports whether gvk is a kind of client-go's scheme (not a custom resource).
+func IsBuiltin(gvk schema.GroupVersionKind) bool {
+	_, err := typedScheme.New(gvk)
+	return err == nil
+}
+
+// Sanitize round-trips objects of built-in kinds through their Go types, which drops fields the
 // API does not have (the CSV-derived assets carry a Deployment `label:` map and
 // `roleRef.namespace`). Applying and comparing the typed form means the live object can be
 // compared with what was sent.
-func sanitize(u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+func Sanitize(u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	gvk := u.GroupVersionKind()
 	typed, err := typedScheme.New(gvk)
 	if err != nil {
@@ -235,11 +248,11 @@ func sanitize(u *unstructured.Unstructured) (*unstructured.Unstructured, error) 
 		return out, nil
 	}
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, typed); err != nil {
-		return nil, fmt.Errorf("decoding %s as %s: %w", refOf(u), gvk, err)
+		return nil, fmt.Errorf("decoding %s as %s: %w", RefOf(u), gvk, err)
 	}
 	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(typed)
 	if err != nil {
-		return nil, fmt.Errorf("encoding %s: %w", refOf(u), err)
+		return nil, fmt.Errorf("encoding %s: %w", RefOf(u), err)
 	}
 	delete(m, "status")
 	// Zero metav1.Time fields (creationTimestamp, also in pod templates) marshal as null; a null in
@@ -250,7 +263,35 @@ func sanitize(u *unstructured.Unstructured) (*unstructured.Unstructured, error) 
 	return out, nil
 }
 
-func kindRank(kind string) int { return slices.Index(applyOrder, kind) }
+// KindRank is kind's place in the declared apply order; -1 when it has none.
+func KindRank(kind string) int { return slices.Index(applyOrder, kind) }
+
+// Kinds lists every kind the apply order places, in that order.
+func Kinds() []string { return slices.Clone(applyOrder) }
+
+// IsCreateOnly reports whether objects of kind are created when absent and never updated.
+func IsCreateOnly(kind string) bool { return slices.Contains(createOnlyKinds, kind) }
+
+// Sha256sum is the hex SHA-256 of s: the templates' Sha256sum function, so the pod-template
+// checksum and the applier's LvmdChecksum are the same digest.
+func Sha256sum(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
+
+// StripComments drops comment, blank and document-marker lines, so an empty document (or lvmd
+// file) is recognised whatever comments it carries.
+func StripComments(data []byte) []byte {
+	var out []byte
+	for _, line := range bytes.SplitAfter(data, []byte("\n")) {
+		if t := bytes.TrimSpace(line); len(t) > 0 && t[0] != '#' && !bytes.Equal(t, []byte("---")) {
+			out = append(out, line...)
+		}
+	}
+	return out
+}
+
+// dropNulls removes every null value from maps under v, in place.
 
 func dropNulls(v any) {
 	switch x := v.(type) {

@@ -1,4 +1,7 @@
-package applier
+// Package lvmd holds the mechanics behind the applier's lvmd types: the schema check that reports
+// every mistyped or unknown field of an lvmd configuration by its full path, and the host's LVM
+// listings (vgs, lvs) the defaults and the preflight check use.
+package lvmd
 
 import (
 	"fmt"
@@ -57,11 +60,47 @@ var lvmdSchema = []field{
 	{name: "lvm-command-prefix", kind: kStringList},
 }
 
+// Problem is one offending field of an lvmd configuration.
+type Problem struct {
+	// Field is the path, such as device-classes[1].spare-gb.
+	Field string
+	// Reason says what was expected.
+	Reason string
+}
+
+// Check returns every mistyped value of v, the configuration decoded from JSON into a mapping,
+// by its full path, then every unknown key with the keys allowed there; nil when it matches
+// TopoLVM's lvmd Config. Fields are visited in schema order and unknown keys sorted, so the
+// report is deterministic.
+func Check(v map[string]any) []Problem {
+	var out []Problem
+	checkSchema("", v, lvmdSchema, &out)
+	return out
+}
+
+// Fields lists the keys the schema allows under path (none: the top level; "device-classes",
+// "thin-pool": a thin pool's), in TopoLVM's order; nil for a path the schema does not have.
+func Fields(path ...string) []string {
+	fields := lvmdSchema
+	for _, p := range path {
+		i := slices.IndexFunc(fields, func(f field) bool { return f.name == p })
+		if i < 0 {
+			return nil
+		}
+		fields = fields[i].sub
+	}
+	var out []string
+	for _, f := range fields {
+		out = append(out, f.name)
+	}
+	return out
+}
+
 // checkSchema appends every mistyped value under v to out, by its full path
 // (device-classes[1].spare-gb), which the JSON decoder's type errors cannot do (they drop the
 // list index), then every key the schema does not have there, with the keys allowed. Fields are
 // visited in schema order and unknown keys sorted, so the report is deterministic.
-func checkSchema(path string, v any, fields []field, out *[]*LvmdError) {
+func checkSchema(path string, v any, fields []field, out *[]Problem) {
 	m := v.(map[string]any)
 	var allowed []string
 	for _, f := range fields {
@@ -78,12 +117,12 @@ func checkSchema(path string, v any, fields []field, out *[]*LvmdError) {
 	}
 	slices.Sort(unknown)
 	for _, k := range unknown {
-		*out = append(*out, &LvmdError{Field: path + k, Reason: "unknown field (allowed: " + strings.Join(allowed, ", ") + ")"})
+		*out = append(*out, Problem{Field: path + k, Reason: "unknown field (allowed: " + strings.Join(allowed, ", ") + ")"})
 	}
 }
 
-func checkValue(path string, v any, f field, out *[]*LvmdError) {
-	wrong := &LvmdError{Field: path, Reason: fmt.Sprintf("expected %s, got %s", kindNames[f.kind], typeName(v))}
+func checkValue(path string, v any, f field, out *[]Problem) {
+	wrong := Problem{Field: path, Reason: fmt.Sprintf("expected %s, got %s", kindNames[f.kind], TypeName(v))}
 	ok := true
 	switch f.kind {
 	case kString:
@@ -128,7 +167,8 @@ func checkList(path string, v any, item func(string, any)) bool {
 	return true
 }
 
-func typeName(v any) string {
+// TypeName describes v's JSON type (and a scalar's value) for error messages.
+func TypeName(v any) string {
 	switch x := v.(type) {
 	case nil:
 		return "null"

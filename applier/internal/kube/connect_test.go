@@ -1,4 +1,4 @@
-package applier
+package kube
 
 import (
 	"context"
@@ -28,12 +28,11 @@ func TestConnectFailsFastOnPermanentErrors(t *testing.T) {
 		"untrusted cert": {Host: untrusted.URL},
 	} {
 		t.Run(name, func(t *testing.T) {
-			o := testOptions(t, "4.18")
-			o.RESTConfig = cfg
+			o := testOptions(cfg)
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
 			start := time.Now()
-			_, err := connect(ctx, o)
+			_, err := Connect(ctx, o)
 			if err == nil || !strings.Contains(err.Error(), "rejected the connection") || !strings.Contains(err.Error(), cfg.Host) {
 				t.Fatalf("connect: %v, want a rejection naming %s", err, cfg.Host)
 			}

@@ -1,4 +1,4 @@
-package applier
+package kube
 
 import (
 	"context"
@@ -10,20 +10,22 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/lvms-rebase/lvms-rebase/applier/eras"
 )
 
-// remaining handles a switched-off component (comp): it reports the objects an earlier start left
-// on the cluster in res.Remaining, or with Options.Prune deletes them and waits until they are
-// gone. Only candidates the applier can prove it applied count (the others go to res.Foreign).
+// Remaining handles a switched-off component (comp, the storage driver when storage): it reports the objects an earlier start left
+// on the cluster in rep.Remaining, or with Options.Prune deletes them and waits until they are
+// gone. Only candidates the applier can prove it applied count (the others go to rep.Foreign).
 // Pruning storage is refused while volumes or snapshots of the driver exist (guardVolumes),
 // unless ForcePrune; a refused prune deletes nothing.
-func (k *kube) remaining(ctx context.Context, comp string, candidates []ObjectRef, res *Result) error {
-	found, err := k.lookupOwned(ctx, candidates, res)
+func (k *Client) Remaining(ctx context.Context, comp string, storage bool, candidates []eras.ObjectRef, rep *Report) error {
+	found, err := k.lookupOwned(ctx, candidates, rep)
 	if err != nil {
 		return err
 	}
-	if comp == StorageComponent {
-		if found, err = k.keepUsedSnapshotClass(ctx, found, res); err != nil {
+	if storage {
+		if found, err = k.keepUsedSnapshotClass(ctx, found, rep); err != nil {
 			return err
 		}
 	}
@@ -32,28 +34,28 @@ func (k *kube) remaining(ctx context.Context, comp string, candidates []ObjectRe
 	}
 	var names []string
 	for _, f := range found {
-		res.Remaining = append(res.Remaining, f.ref)
+		rep.Remaining = append(rep.Remaining, f.ref)
 		names = append(names, f.ref.String())
 	}
 	if !k.o.Prune {
 		msg := fmt.Sprintf("%s is switched off but %d of its objects from an earlier start remain: %s; Options.Prune deletes them", comp, len(found), strings.Join(names, ", "))
 		k.log.Warn(msg)
-		res.Warnings = append(res.Warnings, msg)
+		rep.Warnings = append(rep.Warnings, msg)
 		return nil
 	}
-	if comp == StorageComponent && !k.o.ForcePrune {
+	if storage && !k.o.ForcePrune {
 		if err := k.guardVolumes(ctx); err != nil {
 			return err
 		}
 	}
 	k.log.Info("pruning switched-off component", "component", comp, "count", len(found))
-	return k.deleteObjects(ctx, found, res)
+	return k.deleteObjects(ctx, found, rep)
 }
 
 // guardVolumes refuses to remove the storage driver while PersistentVolumes or
 // VolumeSnapshotContents of topolvm.io exist: without the driver nothing can mount, expand or
 // delete them, and the design allows removal only when none remain.
-func (k *kube) guardVolumes(ctx context.Context) error {
+func (k *Client) guardVolumes(ctx context.Context) error {
 	pvs, err := k.listNames(ctx, schema.GroupVersionKind{Version: "v1", Kind: "PersistentVolume"}, "spec", "csi", "driver")
 	if err != nil {
 		return err
@@ -77,7 +79,7 @@ func (k *kube) guardVolumes(ctx context.Context) error {
 
 // listNames lists the objects of gvk (all namespaces) whose field at path is topolvm.io, by
 // name (namespace/name when namespaced), sorted. An API the cluster does not serve has none.
-func (k *kube) listNames(ctx context.Context, gvk schema.GroupVersionKind, path ...string) ([]string, error) {
+func (k *Client) listNames(ctx context.Context, gvk schema.GroupVersionKind, path ...string) ([]string, error) {
 	list, err := k.list(ctx, gvk)
 	if err != nil {
 		return nil, err
@@ -93,7 +95,7 @@ func (k *kube) listNames(ctx context.Context, gvk schema.GroupVersionKind, path 
 }
 
 // list lists every object of gvk in all namespaces; nil when the API is not served.
-func (k *kube) list(ctx context.Context, gvk schema.GroupVersionKind) (*unstructured.UnstructuredList, error) {
+func (k *Client) list(ctx context.Context, gvk schema.GroupVersionKind) (*unstructured.UnstructuredList, error) {
 	ri, _, err := k.resource(ctx, gvk, metav1.NamespaceAll, false)
 	if meta.IsNoMatchError(err) {
 		return nil, nil
@@ -121,8 +123,8 @@ func listItems(l *unstructured.UnstructuredList) []unstructured.Unstructured {
 
 // keepUsedSnapshotClass drops the default VolumeSnapshotClass from found while a VolumeSnapshot
 // names it, with a warning: deleting it would leave those snapshots without their class.
-func (k *kube) keepUsedSnapshotClass(ctx context.Context, found []liveObject, res *Result) ([]liveObject, error) {
-	i := slices.IndexFunc(found, func(f liveObject) bool { return f.ref.SameObject(defaultSnapshotClassRef) })
+func (k *Client) keepUsedSnapshotClass(ctx context.Context, found []liveObject, rep *Report) ([]liveObject, error) {
+	i := slices.IndexFunc(found, func(f liveObject) bool { return f.ref.SameObject(DefaultSnapshotClassRef) })
 	if i < 0 {
 		return found, nil
 	}
@@ -139,8 +141,8 @@ func (k *kube) keepUsedSnapshotClass(ctx context.Context, found []liveObject, re
 	if len(users) == 0 {
 		return found, nil
 	}
-	msg := fmt.Sprintf("%s kept: VolumeSnapshots %s use it", defaultSnapshotClassRef, strings.Join(users, ", "))
+	msg := fmt.Sprintf("%s kept: VolumeSnapshots %s use it", DefaultSnapshotClassRef, strings.Join(users, ", "))
 	k.log.Warn(msg)
-	res.Warnings = append(res.Warnings, msg)
+	rep.Warnings = append(rep.Warnings, msg)
 	return slices.Delete(found, i, i+1), nil
 }

@@ -1,4 +1,4 @@
-package applier
+package kube
 
 import (
 	"bytes"
@@ -17,10 +17,9 @@ func TestConnectErrorsCarryNoCredentials(t *testing.T) {
 	var logs bytes.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 700*time.Millisecond)
 	defer cancel()
-	_, err := connect(ctx, Options{
-		RESTConfig: &rest.Config{Host: "https://canary-user:canary-pass@127.0.0.1:1/?token=canary-token"},
-		Logger:     slog.New(slog.NewTextHandler(&logs, nil)),
-	})
+	o := testOptions(&rest.Config{Host: "https://canary-user:canary-pass@127.0.0.1:1/?token=canary-token"})
+	o.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	_, err := Connect(ctx, o)
 	if err == nil {
 		t.Fatal("connected to nothing")
 	}

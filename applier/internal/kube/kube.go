@@ -1,4 +1,9 @@
-package applier
+// Package kube is the applier's API-server side: one Client per Apply that waits for the server,
+// applies objects server-side only when the live state differs (recording an applied-hash),
+// deletes only what it can prove MicroShift applied, reports or prunes switched-off components,
+// waits for CRDs and workloads, creates the default VolumeSnapshotClass and records the preflight
+// Event. Credentials of the server URL never reach an error or log line.
+package kube
 
 import (
 	"context"
@@ -32,11 +37,52 @@ import (
 	"k8s.io/client-go/restmapper"
 
 	"github.com/lvms-rebase/lvms-rebase/applier/eras"
+	"github.com/lvms-rebase/lvms-rebase/applier/internal/assets"
 	"github.com/lvms-rebase/lvms-rebase/applier/redact"
 )
 
-// kube is one connection to the API server for the duration of an Apply.
-type kube struct {
+// Names the applier writes into objects and the API server's records.
+const (
+	// FieldManager owns every field the applier sets, so repeated applies never conflict with
+	// themselves and kubectl shows who set what.
+	FieldManager = "microshift-storage"
+	// AppliedHashAnnotation records a hash of the applied object, so that fields removed from the
+	// assets are noticed even though the live object still contains everything that was sent.
+	AppliedHashAnnotation = "lvms.microshift.io/applied-hash"
+)
+
+// Options configures a Client: the applier's Options that concern the API server.
+type Options struct {
+	RESTConfig *rest.Config
+	Logger     *slog.Logger
+	// WaitTimeout bounds readiness, CRD and discovery waits and the retries of one request;
+	// DeleteTimeout the wait for deleted objects to go; PollInterval is the readiness poll.
+	WaitTimeout, DeleteTimeout, PollInterval time.Duration
+	// Prune deletes the remaining objects of a switched-off component (Remaining); ForcePrune
+	// does so for storage although volumes or snapshots of the driver exist.
+	Prune, ForcePrune bool
+}
+
+// Skip is an object that was not applied and why.
+type Skip struct {
+	Object eras.ObjectRef
+	Reason string
+}
+
+// Report collects what a Client did, each list in the order it happened; the applier copies it
+// into its Result.
+type Report struct {
+	Created, Updated, Deleted, Unchanged []eras.ObjectRef
+	// Remaining are objects of a switched-off component found on the cluster; Foreign those the
+	// Client would have deleted but cannot prove MicroShift applied (NotOwnedReason).
+	Remaining, Foreign []eras.ObjectRef
+	Skipped            []Skip
+	// Warnings are non-fatal conditions, also logged.
+	Warnings []string
+}
+
+// Client is one connection to the API server for the duration of an Apply.
+type Client struct {
 	o      Options
 	log    *slog.Logger
 	dyn    dynamic.Interface
@@ -45,9 +91,9 @@ type kube struct {
 	crdKinds map[schema.GroupKind]bool
 }
 
-// connect builds the clients and waits, with exponential backoff, until the API server answers
+// Connect builds the clients and waits, with exponential backoff, until the API server answers
 // or ctx ends: on boot MicroShift starts the applier while kube-apiserver is still coming up.
-func connect(ctx context.Context, o Options) (*kube, error) {
+func Connect(ctx context.Context, o Options) (*Client, error) {
 	cfg := *o.RESTConfig
 	if cfg.UserAgent == "" {
 		cfg.UserAgent = FieldManager
@@ -76,7 +122,7 @@ func connect(ctx context.Context, o Options) (*kube, error) {
 	if err := waitReachable(ctx, o, &cfg, disc); err != nil {
 		return nil, err
 	}
-	return &kube{
+	return &Client{
 		o:      o,
 		log:    o.Logger,
 		dyn:    dyn,
@@ -106,78 +152,34 @@ func waitReachable(ctx context.Context, o Options, cfg *rest.Config, disc discov
 	return nil
 }
 
-// run applies the snapshot component, then the storage component, each with its own CRDs,
-// legacy deletions and objects. A failure is recorded on its component and the other still runs:
-// a broken storage driver must not keep the snapshot controller (or MicroShift) from starting.
-func (k *kube) run(ctx context.Context, pl *preparation, res *Result, comps []*ComponentResult) {
-	storage, snapshot := comps[0], comps[1]
-	var storageObjs, snapshotObjs []object
-	for _, ob := range pl.objects {
-		if ob.comp == compStorage {
-			storageObjs = append(storageObjs, ob)
-		} else {
-			snapshotObjs = append(snapshotObjs, ob)
-		}
-	}
-	var storageDel, snapshotDel []ObjectRef
-	for _, r := range pl.deletes {
-		if slices.ContainsFunc(snapshotWebhookObjects, r.SameObject) {
-			snapshotDel = append(snapshotDel, r)
-		} else {
-			storageDel = append(storageDel, r)
-		}
-	}
-	if pl.preflightFailed {
-		k.reportPreflight(ctx, pl, storage.Err)
-	}
-	if snapshot.Err == nil && (len(snapshotObjs) > 0 || len(snapshotDel) > 0) {
-		snapshot.Err = k.runComponent(ctx, snapshotObjs, snapshotDel, res)
-	}
-	if storage.Err == nil && (len(storageObjs) > 0 || len(storageDel) > 0) {
-		storage.Err = k.runComponent(ctx, storageObjs, storageDel, res)
-		if storage.Err == nil && pl.thinClass != "" {
-			storage.Err = k.ensureDefaultSnapshotClass(ctx, pl.thinClass, res)
-		}
-	}
-	if len(pl.pruneSnapshot) > 0 && snapshot.Err == nil {
-		snapshot.Err = k.remaining(ctx, SnapshotComponent, pl.pruneSnapshot, res)
-	}
-	if len(pl.pruneStorage) > 0 && storage.Err == nil {
-		storage.Err = k.remaining(ctx, StorageComponent, pl.pruneStorage, res)
-	}
-	if k.o.Wait {
-		k.waitComponents(ctx, pl.ready, storage, snapshot)
-	}
-}
-
-// runComponent applies one component's CRDs, waits for them, deletes its declared legacy objects
-// and applies the rest.
-func (k *kube) runComponent(ctx context.Context, objs []object, deletes []ObjectRef, res *Result) error {
-	var crds, rest []object
+// RunComponent applies one component's CRDs, waits for them, deletes its declared legacy objects
+// (those it can prove MicroShift applied) and applies the rest, recording the outcome in rep.
+func (k *Client) RunComponent(ctx context.Context, objs []assets.Object, deletes []eras.ObjectRef, rep *Report) error {
+	var crds, rest []assets.Object
 	for _, ob := range objs {
-		if ob.obj.GetKind() == "CustomResourceDefinition" {
+		if ob.Obj.GetKind() == "CustomResourceDefinition" {
 			crds = append(crds, ob)
 		} else {
 			rest = append(rest, ob)
 		}
 	}
-	if err := k.applyAll(ctx, crds, res); err != nil {
+	if err := k.applyAll(ctx, crds, rep); err != nil {
 		return err
 	}
 	if err := k.waitEstablished(ctx, crds); err != nil {
 		return err
 	}
-	if err := k.deleteLegacy(ctx, deletes, res); err != nil {
+	if err := k.deleteLegacy(ctx, deletes, rep); err != nil {
 		return err
 	}
 	// Objects of one kind do not depend on each other, so each run of equal kinds (the plan is
 	// sorted by kind) is applied concurrently; the kinds themselves stay in the declared order.
 	for start := 0; start < len(rest); {
 		end := start + 1
-		for end < len(rest) && kindRank(rest[end].obj.GetKind()) == kindRank(rest[start].obj.GetKind()) {
+		for end < len(rest) && assets.KindRank(rest[end].Obj.GetKind()) == assets.KindRank(rest[start].Obj.GetKind()) {
 			end++
 		}
-		if err := k.applyAll(ctx, rest[start:end], res); err != nil {
+		if err := k.applyAll(ctx, rest[start:end], rep); err != nil {
 			return err
 		}
 		start = end
@@ -191,8 +193,8 @@ const applyParallelism = 8
 
 // applyAll applies objs concurrently and records the outcomes in objs' order, so the result is
 // deterministic. Failures are returned joined, after all have finished.
-func (k *kube) applyAll(ctx context.Context, objs []object, res *Result) error {
-	outs := make([]Result, len(objs))
+func (k *Client) applyAll(ctx context.Context, objs []assets.Object, rep *Report) error {
+	outs := make([]Report, len(objs))
 	errs := make([]error, len(objs))
 	sem := make(chan struct{}, applyParallelism)
 	var wg sync.WaitGroup
@@ -206,34 +208,16 @@ func (k *kube) applyAll(ctx context.Context, objs []object, res *Result) error {
 	}
 	wg.Wait()
 	for i := range outs {
-		res.Created = append(res.Created, outs[i].Created...)
-		res.Updated = append(res.Updated, outs[i].Updated...)
-		res.Unchanged = append(res.Unchanged, outs[i].Unchanged...)
-		res.Skipped = append(res.Skipped, outs[i].Skipped...)
-		res.Warnings = append(res.Warnings, outs[i].Warnings...)
+		rep.Created = append(rep.Created, outs[i].Created...)
+		rep.Updated = append(rep.Updated, outs[i].Updated...)
+		rep.Unchanged = append(rep.Unchanged, outs[i].Unchanged...)
+		rep.Skipped = append(rep.Skipped, outs[i].Skipped...)
+		rep.Warnings = append(rep.Warnings, outs[i].Warnings...)
 	}
 	return errors.Join(errs...)
 }
 
-// waitComponents waits for the workloads of the components that applied without error.
-func (k *kube) waitComponents(ctx context.Context, ready []ObjectRef, storage, snapshot *ComponentResult) {
-	var storageReady, snapshotReady []ObjectRef
-	for _, r := range ready {
-		if r.Namespace == eras.SnapshotNamespace {
-			snapshotReady = append(snapshotReady, r)
-		} else {
-			storageReady = append(storageReady, r)
-		}
-	}
-	if snapshot.Err == nil && len(snapshotReady) > 0 {
-		snapshot.Err = k.waitReady(ctx, snapshotReady)
-	}
-	if storage.Err == nil && len(storageReady) > 0 {
-		storage.Err = k.waitReady(ctx, storageReady)
-	}
-}
-
-func (k *kube) resource(ctx context.Context, gvk schema.GroupVersionKind, ns string, wait bool) (dynamic.ResourceInterface, bool, error) {
+func (k *Client) resource(ctx context.Context, gvk schema.GroupVersionKind, ns string, wait bool) (dynamic.ResourceInterface, bool, error) {
 	var mapping *meta.RESTMapping
 	var lastErr error
 	err := k.poll(ctx, k.o.WaitTimeout, k.shortPoll(), func() (bool, error) {
@@ -265,23 +249,23 @@ func (k *kube) resource(ctx context.Context, gvk schema.GroupVersionKind, ns str
 
 // apply creates or server-side applies one object, skipping it when the live object already
 // matches: an SSA of an unchanged object is still a PATCH, and a restart must not write.
-func (k *kube) apply(ctx context.Context, ob object, res *Result) error {
-	u := ob.obj.DeepCopy()
+func (k *Client) apply(ctx context.Context, ob assets.Object, rep *Report) error {
+	u := ob.Obj.DeepCopy()
 	gvk := u.GroupVersionKind()
 	ri, namespaced, err := k.resource(ctx, gvk, u.GetNamespace(), k.providedByCRD(gvk))
 	if meta.IsNoMatchError(err) {
 		reason := fmt.Sprintf("API %s is not served by this cluster", gvk.GroupVersion())
-		k.log.Warn("skipping object", "object", refOf(u), "file", ob.file, "reason", reason)
-		res.Skipped = append(res.Skipped, Skip{Object: refOf(u), Reason: reason})
+		k.log.Warn("skipping object", "object", assets.RefOf(u), "file", ob.File, "reason", reason)
+		rep.Skipped = append(rep.Skipped, Skip{Object: assets.RefOf(u), Reason: reason})
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("applying %s from %s: %w", refOf(u), ob.file, err)
+		return fmt.Errorf("applying %s from %s: %w", assets.RefOf(u), ob.File, err)
 	}
 	if !namespaced {
 		u.SetNamespace("") // some CSV-derived assets put a namespace on cluster-scoped objects
 	}
-	ref := refOf(u)
+	ref := assets.RefOf(u)
 	var live *unstructured.Unstructured
 	err = k.retry(ctx, "get "+ref.String(), func() (err error) {
 		live, err = ri.Get(ctx, u.GetName(), metav1.GetOptions{})
@@ -289,13 +273,13 @@ func (k *kube) apply(ctx context.Context, ob object, res *Result) error {
 	})
 	exists := err == nil
 	if err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("reading %s (from %s): %w", ref, ob.file, err)
+		return fmt.Errorf("reading %s (from %s): %w", ref, ob.File, err)
 	}
 
-	if isCreateOnly(gvk.Kind) {
-		return k.createOnly(ctx, ri, u, ob.file, exists, res)
+	if assets.IsCreateOnly(gvk.Kind) {
+		return k.createOnly(ctx, ri, u, ob.File, exists, rep)
 	}
-	if exists && gvk.Kind == "CustomResourceDefinition" && k.leftToOthers(live, u, res) {
+	if exists && gvk.Kind == "CustomResourceDefinition" && k.leftToOthers(live, u, rep) {
 		return nil
 	}
 
@@ -304,7 +288,7 @@ func (k *kube) apply(ctx context.Context, ob object, res *Result) error {
 		return fmt.Errorf("hashing %s: %w", ref, err)
 	}
 	if exists && live.GetAnnotations()[AppliedHashAnnotation] == hash && contains(live.Object, u.Object) {
-		res.Unchanged = append(res.Unchanged, ref)
+		rep.Unchanged = append(rep.Unchanged, ref)
 		return nil
 	}
 	err = k.retry(ctx, "apply "+ref.String(), func() error {
@@ -312,14 +296,14 @@ func (k *kube) apply(ctx context.Context, ob object, res *Result) error {
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("applying %s from %s: %w", ref, ob.file, err)
+		return fmt.Errorf("applying %s from %s: %w", ref, ob.File, err)
 	}
 	if exists {
 		k.log.Info("updated", "object", ref)
-		res.Updated = append(res.Updated, ref)
+		rep.Updated = append(rep.Updated, ref)
 	} else {
 		k.log.Info("created", "object", ref)
-		res.Created = append(res.Created, ref)
+		rep.Created = append(rep.Created, ref)
 	}
 	return nil
 }
@@ -330,7 +314,7 @@ func (k *kube) apply(ctx context.Context, ob object, res *Result) error {
 // CRD start-up (pkg/assets/crd.go) applies the storage CRDs before the applier runs, and two
 // writers would take turns changing it. It is recorded as skipped; differing from the assets is
 // a warning, since the other writer is then older or newer than these assets.
-func (k *kube) leftToOthers(live, u *unstructured.Unstructured, res *Result) bool {
+func (k *Client) leftToOthers(live, u *unstructured.Unstructured, rep *Report) bool {
 	var others []string
 	for _, mf := range live.GetManagedFields() {
 		if mf.Manager != FieldManager && mf.Subresource == "" && ownsSpec(mf) && !slices.Contains(others, mf.Manager) {
@@ -340,14 +324,14 @@ func (k *kube) leftToOthers(live, u *unstructured.Unstructured, res *Result) boo
 	if len(others) == 0 {
 		return false
 	}
-	ref := refOf(u)
+	ref := assets.RefOf(u)
 	reason := fmt.Sprintf("applied by another field manager (%s); left to it", strings.Join(others, ", "))
-	res.Skipped = append(res.Skipped, Skip{Object: ref, Reason: reason})
+	rep.Skipped = append(rep.Skipped, Skip{Object: ref, Reason: reason})
 	k.log.Debug("skipping object", "object", ref, "reason", reason)
 	if !contains(live.Object, u.Object) {
 		w := fmt.Sprintf("%s differs from the assets but is %s", ref, reason)
 		k.log.Warn(w)
-		res.Warnings = append(res.Warnings, w)
+		rep.Warnings = append(rep.Warnings, w)
 	}
 	return true
 }
@@ -367,10 +351,10 @@ func ownsSpec(mf metav1.ManagedFieldsEntry) bool {
 
 // createOnly creates an object of a create-only kind when it is absent; an existing one belongs
 // to the administrator and is left as it is.
-func (k *kube) createOnly(ctx context.Context, ri dynamic.ResourceInterface, u *unstructured.Unstructured, file string, exists bool, res *Result) error {
-	ref := refOf(u)
+func (k *Client) createOnly(ctx context.Context, ri dynamic.ResourceInterface, u *unstructured.Unstructured, file string, exists bool, rep *Report) error {
+	ref := assets.RefOf(u)
 	if exists {
-		res.Unchanged = append(res.Unchanged, ref)
+		rep.Unchanged = append(rep.Unchanged, ref)
 		return nil
 	}
 	// The applied-hash marks it as created by MicroShift, so what the operator creates for it
@@ -384,13 +368,13 @@ func (k *kube) createOnly(ctx context.Context, ri dynamic.ResourceInterface, u *
 	err := k.retry(ctx, "create "+ref.String(), func() error { return createAbsent(ctx, ri, u) })
 	if err != nil {
 		if apierrors.IsAlreadyExists(err) || apierrors.IsConflict(err) {
-			res.Unchanged = append(res.Unchanged, ref)
+			rep.Unchanged = append(rep.Unchanged, ref)
 			return nil
 		}
 		return fmt.Errorf("creating %s from %s: %w", ref, file, err)
 	}
 	k.log.Info("created", "object", ref)
-	res.Created = append(res.Created, ref)
+	rep.Created = append(rep.Created, ref)
 	return nil
 }
 
@@ -404,13 +388,10 @@ func createAbsent(ctx context.Context, ri dynamic.ResourceInterface, u *unstruct
 	return err
 }
 
-func isCreateOnly(kind string) bool { return slices.Contains(createOnlyKinds, kind) }
-
 // providedByCRD reports whether gvk is not a built-in kind, so a missing mapping may just be
 // discovery lagging behind a CRD that was applied in this run.
-func (k *kube) providedByCRD(gvk schema.GroupVersionKind) bool {
-	_, err := typedScheme.New(gvk)
-	return err != nil && k.crdKinds[gvk.GroupKind()]
+func (k *Client) providedByCRD(gvk schema.GroupVersionKind) bool {
+	return !assets.IsBuiltin(gvk) && k.crdKinds[gvk.GroupKind()]
 }
 
 // setAppliedHash records the hash of u as sent in its AppliedHashAnnotation and returns it.
@@ -517,7 +498,7 @@ func number(v any) (float64, bool) {
 	return 0, false
 }
 
-func (k *kube) waitEstablished(ctx context.Context, crds []object) error {
+func (k *Client) waitEstablished(ctx context.Context, crds []assets.Object) error {
 	if len(crds) == 0 {
 		return nil
 	}
@@ -526,12 +507,12 @@ func (k *kube) waitEstablished(ctx context.Context, crds []object) error {
 		k.crdKinds = map[schema.GroupKind]bool{}
 	}
 	for _, c := range crds {
-		group, _, _ := unstructured.NestedString(c.obj.Object, "spec", "group")
-		kind, _, _ := unstructured.NestedString(c.obj.Object, "spec", "names", "kind")
+		group, _, _ := unstructured.NestedString(c.Obj.Object, "spec", "group")
+		kind, _, _ := unstructured.NestedString(c.Obj.Object, "spec", "names", "kind")
 		k.crdKinds[schema.GroupKind{Group: group, Kind: kind}] = true
 	}
 	for _, c := range crds {
-		name := c.obj.GetName()
+		name := c.Obj.GetName()
 		var last string
 		err := k.poll(ctx, k.o.WaitTimeout, k.shortPoll(), func() (bool, error) {
 			u, err := k.dyn.Resource(gvr).Get(ctx, name, metav1.GetOptions{})
@@ -559,18 +540,18 @@ func (k *kube) waitEstablished(ctx context.Context, crds []object) error {
 
 // deleteLegacy removes the objects of the other era (or of a switched-off snapshot webhook) that
 // the applier can prove it applied, and waits until they are gone, bounded by DeleteTimeout. The
-// rest are reported in Result.Foreign and left alone.
-func (k *kube) deleteLegacy(ctx context.Context, refs []ObjectRef, res *Result) error {
-	found, err := k.lookupOwned(ctx, refs, res)
+// rest are reported in Report.Foreign and left alone.
+func (k *Client) deleteLegacy(ctx context.Context, refs []eras.ObjectRef, rep *Report) error {
+	found, err := k.lookupOwned(ctx, refs, rep)
 	if err != nil {
 		return fmt.Errorf("legacy objects: %w", err)
 	}
-	return k.deleteObjects(ctx, found, res)
+	return k.deleteObjects(ctx, found, rep)
 }
 
 // deleteObjects deletes objs, each on condition that its UID is still the one checked, and waits
 // until all are gone, bounded by one DeleteTimeout.
-func (k *kube) deleteObjects(ctx context.Context, objs []liveObject, res *Result) error {
+func (k *Client) deleteObjects(ctx context.Context, objs []liveObject, rep *Report) error {
 	for _, o := range objs {
 		policy := metav1.DeletePropagationBackground
 		opts := metav1.DeleteOptions{PropagationPolicy: &policy, Preconditions: &metav1.Preconditions{UID: &o.uid}}
@@ -583,7 +564,7 @@ func (k *kube) deleteObjects(ctx context.Context, objs []liveObject, res *Result
 			return fmt.Errorf("deleting %s: %w", o.ref, err)
 		}
 		k.log.Info("deleted", "object", o.ref)
-		res.Deleted = append(res.Deleted, o.ref)
+		rep.Deleted = append(rep.Deleted, o.ref)
 	}
 	// One deadline for all of them: objects that each take almost DeleteTimeout to go must
 	// not stretch the wait to len(objs) times the bound.
@@ -601,8 +582,9 @@ func (k *kube) deleteObjects(ctx context.Context, objs []liveObject, res *Result
 	return nil
 }
 
-// waitReady waits until every workload exists and its rollout is complete.
-func (k *kube) waitReady(ctx context.Context, refs []ObjectRef) error {
+// WaitReady waits until every workload exists and its rollout is complete, bounded by
+// WaitTimeout.
+func (k *Client) WaitReady(ctx context.Context, refs []eras.ObjectRef) error {
 	ctx, cancel := context.WithTimeout(ctx, k.o.WaitTimeout)
 	defer cancel()
 	for _, ref := range refs {
@@ -666,7 +648,7 @@ func rolloutComplete(u *unstructured.Unstructured) (bool, string) {
 
 // poll calls f every interval until it returns true, an error, or timeout/ctx ends
 // (wait.PollUntilContextTimeout); running out of time is reported with the timeout.
-func (k *kube) poll(ctx context.Context, timeout, interval time.Duration, f func() (bool, error)) error {
+func (k *Client) poll(ctx context.Context, timeout, interval time.Duration, f func() (bool, error)) error {
 	var condErr error
 	err := wait.PollUntilContextTimeout(ctx, interval, timeout, true, func(context.Context) (bool, error) {
 		ok, err := f()
@@ -701,11 +683,11 @@ func backoffUntil(ctx context.Context, first time.Duration, attempt func(n int, 
 // shortPoll is the interval for waits that normally end within a second (CRD establishment,
 // discovery catching up, deletions without finalizers): polling those at the readiness interval
 // would add a second per CRD to every first start.
-func (k *kube) shortPoll() time.Duration { return min(k.o.PollInterval, 100*time.Millisecond) }
+func (k *Client) shortPoll() time.Duration { return min(k.o.PollInterval, 100*time.Millisecond) }
 
 // retry calls f until it succeeds, fails with a non-transient error, WaitTimeout passes or ctx
 // ends. Every write is idempotent (apply, create-if-absent, delete), so repeating one is safe.
-func (k *kube) retry(ctx context.Context, what string, f func() error) error {
+func (k *Client) retry(ctx context.Context, what string, f func() error) error {
 	deadline := time.Now().Add(k.o.WaitTimeout)
 	var err error
 	var attempts int

@@ -1,4 +1,4 @@
-package applier
+package kube
 
 import (
 	"context"
@@ -13,6 +13,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
+
+	"github.com/lvms-rebase/lvms-rebase/applier/eras"
+	"github.com/lvms-rebase/lvms-rebase/applier/internal/assets"
 )
 
 // provenManagers are the field managers whose entry in an object's managedFields proves that
@@ -39,7 +42,7 @@ func appliedByUs(u *unstructured.Unstructured) bool {
 // owned reports whether the applier can prove u is MicroShift's: applied by it (appliedByUs), or
 // controlled by an object it applied, matched by UID. The second covers what the LVMS operator
 // creates for the LVMCluster MicroShift created (the vg-manager DaemonSet); one level only.
-func (k *kube) owned(ctx context.Context, u *unstructured.Unstructured) (bool, error) {
+func (k *Client) owned(ctx context.Context, u *unstructured.Unstructured) (bool, error) {
 	if appliedByUs(u) {
 		return true, nil
 	}
@@ -59,7 +62,7 @@ func (k *kube) owned(ctx context.Context, u *unstructured.Unstructured) (bool, e
 		return false, err
 	}
 	var owner *unstructured.Unstructured
-	err = k.retry(ctx, "get owner of "+refOf(u).String(), func() (err error) {
+	err = k.retry(ctx, "get owner of "+assets.RefOf(u).String(), func() (err error) {
 		owner, err = ri.Get(ctx, ctrl.Name, metav1.GetOptions{})
 		return err
 	})
@@ -75,15 +78,15 @@ func (k *kube) owned(ctx context.Context, u *unstructured.Unstructured) (bool, e
 // liveObject is an object found on the cluster that the applier may delete: proven its own, with
 // the UID the delete is conditioned on (a replacement created meanwhile is never deleted).
 type liveObject struct {
-	ref ObjectRef
+	ref eras.ObjectRef
 	ri  dynamic.ResourceInterface
 	uid types.UID
 }
 
 // lookupOwned reads refs and returns those that exist and are provably MicroShift's, in refs'
-// order. Existing objects it cannot prove are recorded in res.Foreign (and a warning names them);
+// order. Existing objects it cannot prove are recorded in rep.Foreign (and a warning names them);
 // absent objects and APIs cost one GET each and are skipped.
-func (k *kube) lookupOwned(ctx context.Context, refs []ObjectRef, res *Result) ([]liveObject, error) {
+func (k *Client) lookupOwned(ctx context.Context, refs []eras.ObjectRef, rep *Report) ([]liveObject, error) {
 	var out []liveObject
 	var foreign []string
 	for _, ref := range refs {
@@ -110,8 +113,8 @@ func (k *kube) lookupOwned(ctx context.Context, refs []ObjectRef, res *Result) (
 			return nil, fmt.Errorf("checking who applied %s: %w", ref, err)
 		}
 		if !ok {
-			if !slices.ContainsFunc(res.Foreign, ref.SameObject) {
-				res.Foreign = append(res.Foreign, ref)
+			if !slices.ContainsFunc(rep.Foreign, ref.SameObject) {
+				rep.Foreign = append(rep.Foreign, ref)
 				foreign = append(foreign, ref.String())
 			}
 			continue
@@ -121,7 +124,7 @@ func (k *kube) lookupOwned(ctx context.Context, refs []ObjectRef, res *Result) (
 	if len(foreign) > 0 {
 		msg := NotOwnedReason + ": " + strings.Join(foreign, ", ")
 		k.log.Warn(msg)
-		res.Warnings = append(res.Warnings, msg)
+		rep.Warnings = append(rep.Warnings, msg)
 	}
 	return out, nil
 }

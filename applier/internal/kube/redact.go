@@ -1,4 +1,4 @@
-package applier
+package kube
 
 import (
 	"strconv"

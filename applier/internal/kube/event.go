@@ -1,4 +1,4 @@
-package applier
+package kube
 
 import (
 	"context"
@@ -9,6 +9,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/lvms-rebase/lvms-rebase/applier/eras"
+	"github.com/lvms-rebase/lvms-rebase/applier/internal/assets"
 )
 
 // PreflightEventReason is the reason of the Warning Event the applier records in the storage
@@ -20,29 +23,20 @@ const PreflightEventReason = "LvmdHostCheckFailed"
 // maxEventMessage is kube-apiserver's limit on an Event's message.
 const maxEventMessage = 1024
 
-// reportPreflight records the failed host check as a Warning Event in the storage namespace
-// (created when missing, as the storage component would), about the era's marker object. The
-// name is derived from the message, so a restart with the same problem writes nothing. A failure
-// to record it is a warning: the component has failed already, with the reason.
-func (k *kube) reportPreflight(ctx context.Context, pl *preparation, cause error) {
-	if err := k.recordEvent(ctx, pl.era.marker, cause.Error()); err != nil {
-		msg := "recording the lvmd host check failure as an Event: " + err.Error()
-		k.log.Warn(msg)
-		pl.result.Warnings = append(pl.result.Warnings, msg)
-	}
-}
-
-func (k *kube) recordEvent(ctx context.Context, about ObjectRef, message string) error {
+// RecordEvent records message as a Warning Event (PreflightEventReason) about the object about
+// in the storage namespace, creating the namespace when missing, as the storage component
+// would. The name is derived from the message, so a restart with the same problem writes nothing.
+func (k *Client) RecordEvent(ctx context.Context, about eras.ObjectRef, message string) error {
 	ns := &unstructured.Unstructured{}
 	ns.SetAPIVersion("v1")
 	ns.SetKind("Namespace")
-	ns.SetName(StorageNamespace)
+	ns.SetName(eras.StorageNamespace)
 	nsri, _, err := k.resource(ctx, ns.GroupVersionKind(), "", false)
 	if err != nil {
 		return err
 	}
-	if _, err := nsri.Get(ctx, StorageNamespace, metav1.GetOptions{}); apierrors.IsNotFound(err) {
-		err = k.retry(ctx, "create namespace "+StorageNamespace, func() error { return createAbsent(ctx, nsri, ns) })
+	if _, err := nsri.Get(ctx, eras.StorageNamespace, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+		err = k.retry(ctx, "create namespace "+eras.StorageNamespace, func() error { return createAbsent(ctx, nsri, ns) })
 		if err != nil && !apierrors.IsConflict(err) {
 			return err
 		}
@@ -64,9 +58,9 @@ func (k *kube) recordEvent(ctx context.Context, about ObjectRef, message string)
 	}}
 	ev.SetAPIVersion("v1")
 	ev.SetKind("Event")
-	ev.SetNamespace(StorageNamespace)
-	ev.SetName(fmt.Sprintf("lvmd-host-check.%s", sha256sum(message)[:16]))
-	ri, _, err := k.resource(ctx, ev.GroupVersionKind(), StorageNamespace, false)
+	ev.SetNamespace(eras.StorageNamespace)
+	ev.SetName(fmt.Sprintf("lvmd-host-check.%s", assets.Sha256sum(message)[:16]))
+	ri, _, err := k.resource(ctx, ev.GroupVersionKind(), eras.StorageNamespace, false)
 	if err != nil {
 		return err
 	}
@@ -81,6 +75,6 @@ func (k *kube) recordEvent(ctx context.Context, about ObjectRef, message string)
 	if apierrors.IsAlreadyExists(err) {
 		return nil
 	}
-	k.log.Info("recorded event", "namespace", StorageNamespace, "reason", PreflightEventReason)
+	k.log.Info("recorded event", "namespace", eras.StorageNamespace, "reason", PreflightEventReason)
 	return err
 }
