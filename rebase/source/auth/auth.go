@@ -83,12 +83,16 @@ type Keychain struct {
 	used   map[string]string // registry -> description of the credential source
 }
 
-// New returns the keychain for an explicit auth file ("" for none), which must exist.
+// New returns the keychain for an explicit auth file ("" for none), which must exist; log
+// (optional) hears which file serves each registry.
 func New(explicit string, log *slog.Logger) (*Keychain, error) {
 	if explicit != "" {
 		if _, err := os.Stat(explicit); err != nil {
 			return nil, fmt.Errorf("auth file given with %s: %w", option.AuthFile, err)
 		}
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
 	}
 	return &Keychain{files: authFileCandidates(explicit), log: log, parsed: map[string]*authConfigFile{}, used: map[string]string{}}, nil
 }

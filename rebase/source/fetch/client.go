@@ -89,9 +89,6 @@ func New(opts Options) (*Client, error) {
 	return c, nil
 }
 
-// Concurrency is the bound on parallel requests of one fan-out.
-func (c *Client) Concurrency() int { return c.opts.Concurrency }
-
 // tally adds one blob to Totals.
 func (c *Client) tally(st blobStat) {
 	c.totalsMu.Lock()

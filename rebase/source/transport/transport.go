@@ -76,7 +76,7 @@ type Options struct {
 	Retry RetryOptions
 	// MaxTagListBytes and MaxManifestSize bound a tags/list page and a manifest.
 	MaxTagListBytes, MaxManifestSize int64
-	// Log receives the retry warnings.
+	// Log receives the retry warnings (optional).
 	Log *slog.Logger
 }
 
@@ -86,7 +86,11 @@ func New(base http.RoundTripper, o Options) http.RoundTripper {
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	rt := &retryTransport{inner: newInsecureTransport(base, o.Insecure), opts: o.Retry, log: o.Log}
+	log := o.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	rt := &retryTransport{inner: newInsecureTransport(base, o.Insecure), opts: o.Retry, log: log}
 	return &limitTransport{inner: rt, tagList: o.MaxTagListBytes, manifestSize: o.MaxManifestSize}
 }
 

@@ -1,9 +1,10 @@
-package source
+package fetch
 
 import (
 	"bytes"
 	"context"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -12,24 +13,14 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
-	"github.com/lvms-rebase/lvms-rebase/internal/testing/fixtures"
 	"github.com/lvms-rebase/lvms-rebase/rebase/source/cache"
+	"github.com/lvms-rebase/lvms-rebase/rebase/source/transport"
 )
 
 const (
 	commitA = "0123456789abcdef0123456789abcdef01234567"
 	commitB = "fedcba9876543210fedcba9876543210fedcba98"
 )
-
-// tgzArchive builds a GitHub-shaped archive (fixtures.GitHubArchive).
-func tgzArchive(t *testing.T, top, paxCommit string) []byte {
-	t.Helper()
-	b, err := fixtures.GitHubArchive(top, paxCommit)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
 
 // TestFetchURLVerifiesBeforeCaching: a corrupted download is retried and never cached (a
 // healthy server afterwards serves the next run), an archive of another commit is refused,
@@ -46,18 +37,17 @@ func TestFetchURLVerifiesBeforeCaching(t *testing.T) {
 	}))
 	defer srv.Close()
 	u := srv.URL + "/o/op/archive/" + commitA + ".tar.gz"
-	cacheDir := t.TempDir()
-	o := Options{CacheDir: cacheDir, Retry: RetryOptions{Attempts: 2, Backoff: time.Millisecond}}
+	o := Options{Cache: cache.New(t.TempDir()), Retry: transport.RetryOptions{Attempts: 2, Backoff: time.Millisecond}}
 
 	serve = corrupt
-	if _, err := newSource(t, o).FetchURL(context.Background(), u); err == nil || !strings.Contains(err.Error(), "not a readable archive") {
+	if _, err := newClient(t, o, nil).FetchURL(context.Background(), u); err == nil || !strings.Contains(err.Error(), "not a readable archive") {
 		t.Fatalf("corrupt archive: err = %v", err)
 	}
 	if hits != 2 {
 		t.Errorf("corrupt archive fetched %d times, want 2 (retried once)", hits)
 	}
 	serve = good
-	rc, err := newSource(t, o).FetchURL(context.Background(), u)
+	rc, err := newClient(t, o, nil).FetchURL(context.Background(), u)
 	if err != nil {
 		t.Fatalf("healthy server after a corrupt download: %v", err)
 	}
@@ -75,19 +65,18 @@ func TestFetchURLVerifiesBeforeCaching(t *testing.T) {
 	} {
 		serve = body
 		u2 := srv.URL + "/o/op2/archive/" + commitA + ".tar.gz?n=" + strings.ReplaceAll(name, " ", "")
-		if _, err := newSource(t, Options{CacheDir: t.TempDir()}).FetchURL(context.Background(), u2); err == nil || !strings.Contains(err.Error(), commitA) {
+		if _, err := newClient(t, Options{}, nil).FetchURL(context.Background(), u2); err == nil || !strings.Contains(err.Error(), commitA) {
 			t.Errorf("%s: err = %v, want a refusal naming %s", name, err, commitA)
 		}
 	}
 	serve = tgzArchive(t, "op-"+commitB, commitA)
-	if _, err := newSource(t, Options{CacheDir: t.TempDir()}).FetchURL(context.Background(), srv.URL+"/x/archive/"+commitA+".tar.gz"); err != nil {
+	if _, err := newClient(t, Options{}, nil).FetchURL(context.Background(), srv.URL+"/x/archive/"+commitA+".tar.gz"); err != nil {
 		t.Errorf("pax header naming the commit: %v", err)
 	}
 
 	// A corrupt copy cached by an older version is not served: it is downloaded again.
-	dir := t.TempDir()
-	s := newSource(t, Options{CacheDir: dir})
-	c := cache.New(dir)
+	c := cache.New(t.TempDir())
+	s := newClient(t, Options{Cache: c}, nil)
 	idx := c.URLPath(u)
 	h, _, _ := v1.SHA256(bytes.NewReader(corrupt))
 	if _, _, err := c.Put(h, bytes.NewReader(corrupt)); err != nil {
@@ -105,4 +94,37 @@ func TestFetchURLVerifiesBeforeCaching(t *testing.T) {
 		t.Fatalf("poisoned cache served (hits %d)", hits)
 	}
 	rc.Close()
+}
+
+// TestFetchURLNeverEchoesPassword covers URLs url.Parse accepts (errors use URL.Redacted)
+// and ones it rejects (its error would repeat the raw string).
+func TestFetchURLNeverEchoesPassword(t *testing.T) {
+	const secret = "hunter2"
+	var logs bytes.Buffer
+	o := Options{Retry: transport.RetryOptions{Attempts: 2, Backoff: time.Millisecond},
+		Log: slog.New(slog.NewTextHandler(&logs, nil))}
+	for _, u := range []string{
+		"https://user:" + secret + "@127.0.0.1:1/x.tar.gz",             // connection refused
+		"http://user:" + secret + "@example.com/x.tar.gz",              // plain http refused
+		"ftp://user:" + secret + "@example.com/x",                      // scheme refused
+		"https://user:" + secret + "@example.com/%zz",                  // bad escape
+		"https://user:" + secret + "@[::1/x",                           // bad host
+		" https://user:" + secret + "@example.com/x",                   // leading space
+		"https://user:" + secret + "/x@example.com/archive/abc.tar.gz", // '/' in the password
+		"user:" + secret + "@example.com/x",                            // no scheme
+	} {
+		for _, offline := range []bool{false, true} {
+			o.Offline = offline
+			_, err := newClient(t, o, nil).FetchURL(context.Background(), u)
+			if err == nil {
+				t.Fatalf("FetchURL(%q) succeeded", u)
+			}
+			if strings.Contains(err.Error(), secret) {
+				t.Errorf("offline=%v: FetchURL(%q) error leaks the password: %v", offline, u, err)
+			}
+		}
+	}
+	if strings.Contains(logs.String(), secret) {
+		t.Errorf("log leaks the password:\n%s", logs.String())
+	}
 }

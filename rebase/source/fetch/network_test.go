@@ -1,4 +1,4 @@
-package source
+package fetch
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/lvms-rebase/lvms-rebase/rebase/source/transport"
 )
 
 // countingTransport counts dials.
@@ -47,8 +49,9 @@ func resetServer(t *testing.T) string {
 func TestOneRetryBudgetPerRequest(t *testing.T) {
 	addr := resetServer(t)
 	var dials atomic.Int32
-	o := Options{CacheDir: t.TempDir(), Transport: countingTransport(&dials), Retry: RetryOptions{Attempts: 3, Backoff: time.Millisecond}}
-	_, err := newSource(t, o).FetchURL(context.Background(), "http://"+addr+"/o/r/archive/x.tar.gz")
+	o := Options{Retry: transport.RetryOptions{Attempts: 3, Backoff: time.Millisecond}}
+	base := countingTransport(&dials)
+	_, err := newClient(t, o, base).FetchURL(context.Background(), "http://"+addr+"/o/r/archive/x.tar.gz")
 	if err == nil {
 		t.Fatal("reset connection: no error")
 	}
@@ -59,7 +62,7 @@ func TestOneRetryBudgetPerRequest(t *testing.T) {
 		t.Errorf("error does not state the real attempt count: %v", err)
 	}
 	dials.Store(0)
-	_, err = newSource(t, o).ImageDigests(context.Background(), addr+"/repo@sha256:"+strings.Repeat("a", 64), []string{"x86_64"})
+	_, err = newClient(t, o, base).ImageDigests(context.Background(), addr+"/repo@sha256:"+strings.Repeat("a", 64), []string{"x86_64"})
 	if err == nil {
 		t.Fatal("registry reset: no error")
 	}
@@ -75,9 +78,10 @@ func TestRefusedConnectionFailsFast(t *testing.T) {
 	addr := l.Addr().String()
 	l.Close()
 	var dials atomic.Int32
-	o := Options{CacheDir: t.TempDir(), Transport: countingTransport(&dials), Retry: RetryOptions{Attempts: 5, Backoff: 200 * time.Millisecond}}
+	o := Options{Retry: transport.RetryOptions{Attempts: 5, Backoff: 200 * time.Millisecond}}
+	base := countingTransport(&dials)
 	start := time.Now()
-	_, err := newSource(t, o).ImageDigests(context.Background(), addr+"/repo:tag", []string{"x86_64"})
+	_, err := newClient(t, o, base).ImageDigests(context.Background(), addr+"/repo:tag", []string{"x86_64"})
 	if err == nil || !strings.Contains(err.Error(), "refused") {
 		t.Fatalf("err = %v, want connection refused", err)
 	}
@@ -86,7 +90,7 @@ func TestRefusedConnectionFailsFast(t *testing.T) {
 		t.Errorf("refused connection: %d dials in %s, want at most 4 and well under 2s", n, d)
 	}
 	dials.Store(0)
-	if _, err := newSource(t, o).FetchURL(context.Background(), "http://"+addr+"/x.tar.gz"); err == nil || dials.Load() != 1 {
+	if _, err := newClient(t, o, base).FetchURL(context.Background(), "http://"+addr+"/x.tar.gz"); err == nil || dials.Load() != 1 {
 		t.Errorf("FetchURL refused: %d dials, err %v", dials.Load(), err)
 	}
 }
@@ -126,10 +130,10 @@ func stallServer(t *testing.T, headers bool) string {
 func TestStalledRequestTimesOut(t *testing.T) {
 	for _, headers := range []bool{false, true} {
 		addr := stallServer(t, headers)
-		o := Options{CacheDir: t.TempDir(), Retry: RetryOptions{Attempts: 2, Backoff: time.Millisecond, StallTimeout: 300 * time.Millisecond}}
+		o := Options{Retry: transport.RetryOptions{Attempts: 2, Backoff: time.Millisecond, StallTimeout: 300 * time.Millisecond}}
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		start := time.Now()
-		_, err := newSource(t, o).FetchURL(ctx, "http://"+addr+"/o/r/archive/x.tar.gz")
+		_, err := newClient(t, o, nil).FetchURL(ctx, "http://"+addr+"/o/r/archive/x.tar.gz")
 		cancel()
 		if err == nil || !strings.Contains(err.Error(), "no data for 300ms") || !strings.Contains(err.Error(), addr) {
 			t.Errorf("headers=%v: err = %v, want a stall error naming the URL", headers, err)
