@@ -17,6 +17,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/registry"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/lvms-rebase/lvms-rebase/internal/testing/fixtures"
 )
 
 // dialTo returns a transport that connects every request to addr whatever its host, so
@@ -48,7 +50,7 @@ func TestPlainHTTPOnlyForLoopbackOrInsecure(t *testing.T) {
 	}
 
 	// The same rule for FetchURL, including a host that only looks like 127.x.
-	srv := newFileServer(t, "/x.tar.gz", string(tgzArchive(t, "x", "")))
+	srv := newFileServer(t, "/x.tar.gz", string(fixtures.GitHubArchive("x", "")))
 	o := Options{CacheDir: t.TempDir(), Transport: dialTo(srv.host()), Retry: RetryOptions{Attempts: 1}}
 	for _, u := range []string{"http://127.evil.example/x.tar.gz", "http://10.1.2.3/x.tar.gz"} {
 		if _, err := newSource(t, o).FetchURL(ctx(t), u); err == nil || !strings.Contains(err.Error(), "plain http") {
@@ -125,7 +127,7 @@ func TestInsecureDoesNotLeak(t *testing.T) {
 // A token in a URL's query (pre-signed or private downloads) stays out of errors and logs.
 func TestFetchURLNeverEchoesQueryToken(t *testing.T) {
 	const secret = "tok3n-hunter2"
-	srv := newFileServer(t, "/x.tar.gz", string(tgzArchive(t, "x", "")))
+	srv := newFileServer(t, "/x.tar.gz", string(fixtures.GitHubArchive("x", "")))
 	srv.inject(fault{match: "/x.tar.gz", kind: faultStatus, status: 503, times: -1})
 	var logs bytes.Buffer
 	o := Options{CacheDir: t.TempDir(), Retry: RetryOptions{Attempts: 2, Backoff: time.Millisecond},

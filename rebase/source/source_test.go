@@ -24,6 +24,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
+	"github.com/lvms-rebase/lvms-rebase/internal/testing/fixtures"
 	"github.com/lvms-rebase/lvms-rebase/internal/testing/testregistry"
 	"github.com/lvms-rebase/lvms-rebase/rebase/extract"
 )
@@ -637,7 +638,7 @@ func TestHostileBundle(t *testing.T) {
 func TestFetchURL(t *testing.T) {
 	w := newWorld(t, worldOpts{})
 	_ = w
-	body := string(tgzArchive(t, "x-abc", ""))
+	body := string(fixtures.GitHubArchive("x-abc", ""))
 	srv := newFileServer(t, "/github.com/openshift/x/archive/abc.tar.gz", body)
 	o := Options{CacheDir: t.TempDir(), Retry: RetryOptions{Attempts: 3, Backoff: time.Millisecond}}
 	srv.inject(fault{match: "archive", kind: faultStatus, status: 502, times: 1})

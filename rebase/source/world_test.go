@@ -11,7 +11,6 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
-	"github.com/lvms-rebase/lvms-rebase/internal/testing/fixtures"
 	"github.com/lvms-rebase/lvms-rebase/internal/testing/testregistry"
 )
 
@@ -197,14 +196,4 @@ func ctx(t testing.TB) context.Context {
 	c, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
 	return c
-}
-
-// tgzArchive builds a GitHub-shaped archive (fixtures.GitHubArchive).
-func tgzArchive(t *testing.T, top, paxCommit string) []byte {
-	t.Helper()
-	b, err := fixtures.GitHubArchive(top, paxCommit)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }

@@ -4,7 +4,6 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/lvms-rebase/lvms-rebase/internal/testing/fixtures"
 	"github.com/lvms-rebase/lvms-rebase/internal/testing/testregistry"
 	"github.com/lvms-rebase/lvms-rebase/rebase/extract"
 	"github.com/lvms-rebase/lvms-rebase/rebase/source/auth"
@@ -45,14 +44,4 @@ func newClient(t *testing.T, o Options, base http.RoundTripper) *Client {
 		t.Fatal(err)
 	}
 	return c
-}
-
-// tgzArchive builds a GitHub-shaped archive (fixtures.GitHubArchive).
-func tgzArchive(t *testing.T, top, paxCommit string) []byte {
-	t.Helper()
-	b, err := fixtures.GitHubArchive(top, paxCommit)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lvms-rebase/lvms-rebase/internal/testing/fixtures"
 	"github.com/lvms-rebase/lvms-rebase/rebase/source/mirror"
 )
 
@@ -45,7 +46,7 @@ func TestFetchURLThroughMirror(t *testing.T) {
 			http.NotFound(w, r)
 			return
 		}
-		w.Write(tgzArchive(t, "op-c0ffee", ""))
+		w.Write(fixtures.GitHubArchive("op-c0ffee", ""))
 	}))
 	defer srv.Close()
 	host := strings.TrimPrefix(srv.URL, "http://")
@@ -56,7 +57,7 @@ func TestFetchURLThroughMirror(t *testing.T) {
 	}
 	defer rc.Close()
 	b, _ := io.ReadAll(rc)
-	if !bytes.Equal(b, tgzArchive(t, "op-c0ffee", "")) {
+	if !bytes.Equal(b, fixtures.GitHubArchive("op-c0ffee", "")) {
 		t.Fatalf("got %q", b)
 	}
 }
@@ -69,7 +70,7 @@ func TestFetchURLCommitCached(t *testing.T) {
 	hits := map[string]int{}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hits[r.URL.Path]++
-		w.Write(tgzArchive(t, "x-0123456789abcdef0123456789abcdef01234567", ""))
+		w.Write(fixtures.GitHubArchive("x-0123456789abcdef0123456789abcdef01234567", ""))
 	}))
 	defer srv.Close()
 	s := newClient(t, Options{}, nil)

@@ -13,6 +13,7 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"github.com/lvms-rebase/lvms-rebase/internal/testing/fixtures"
 	"github.com/lvms-rebase/lvms-rebase/rebase/source/cache"
 	"github.com/lvms-rebase/lvms-rebase/rebase/source/transport"
 )
@@ -26,7 +27,7 @@ const (
 // healthy server afterwards serves the next run), an archive of another commit is refused,
 // and a bad copy already in the cache is not served.
 func TestFetchURLVerifiesBeforeCaching(t *testing.T) {
-	good := tgzArchive(t, "op-"+commitA, "")
+	good := fixtures.GitHubArchive("op-"+commitA, "")
 	corrupt := append([]byte(nil), good...)
 	corrupt[len(corrupt)/2] ^= 0xff
 	var serve []byte
@@ -59,9 +60,9 @@ func TestFetchURLVerifiesBeforeCaching(t *testing.T) {
 	// Another commit's archive under this commit's URL: refused, by top directory and by pax
 	// header (which wins over the directory).
 	for name, body := range map[string][]byte{
-		"top directory": tgzArchive(t, "op-"+commitB, ""),
-		"pax header":    tgzArchive(t, "op-"+commitA, commitB),
-		"no commit":     tgzArchive(t, "op", ""),
+		"top directory": fixtures.GitHubArchive("op-"+commitB, ""),
+		"pax header":    fixtures.GitHubArchive("op-"+commitA, commitB),
+		"no commit":     fixtures.GitHubArchive("op", ""),
 	} {
 		serve = body
 		u2 := srv.URL + "/o/op2/archive/" + commitA + ".tar.gz?n=" + strings.ReplaceAll(name, " ", "")
@@ -69,7 +70,7 @@ func TestFetchURLVerifiesBeforeCaching(t *testing.T) {
 			t.Errorf("%s: err = %v, want a refusal naming %s", name, err, commitA)
 		}
 	}
-	serve = tgzArchive(t, "op-"+commitB, commitA)
+	serve = fixtures.GitHubArchive("op-"+commitB, commitA)
 	if _, err := newClient(t, Options{}, nil).FetchURL(context.Background(), srv.URL+"/x/archive/"+commitA+".tar.gz"); err != nil {
 		t.Errorf("pax header naming the commit: %v", err)
 	}
