@@ -50,8 +50,10 @@ func TestEndToEndTrees(t *testing.T) {
 				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 			}
 			presubmit(t, dir)
-			if tc.warn != "" && !strings.Contains(out, "warning: OpenShift "+tc.minor+": "+tc.warn) {
-				t.Errorf("stdout lacks the LVMS lag warning %q:\n%s", tc.warn, out)
+			// The lag warning is printed once, on stderr where it arose; the summary does not
+			// repeat it.
+			if tc.warn != "" {
+				checkWarnedOnce(t, "OpenShift "+tc.minor+": "+tc.warn, out, errOut)
 			}
 			if !strings.Contains(out, "payloads by rule tree (scripts/auto-rebase/last_rebase.sh)") {
 				t.Errorf("stdout does not say the payloads came from last_rebase.sh:\n%s", out)
@@ -187,32 +189,53 @@ func TestTreeUsageErrors(t *testing.T) {
 	}
 }
 
-// TestResolveLaggingLVMS: resolve --ocp 5.0 shows LVMS 4.21 and why, as text and JSON.
+// TestResolveLaggingLVMS: resolve --ocp 4.22 and 5.0 show LVMS 4.21 and why, as text and
+// JSON; each warning (the lag, a payload published for x86_64 only) is printed once, on
+// stderr, at the default verbosity and with -q, and -q leaves resolve's answer on stdout.
 func TestResolveLaggingLVMS(t *testing.T) {
 	e := newE2E(t)
 	dir := t.TempDir()
-	args := func(extra ...string) []string {
-		a := []string{"resolve", "--ocp", "5.0", "-a", e.authFile, "--cache-dir", dir, "--insecure-registry", e.reg.Host()}
+	args := func(ocp string, extra ...string) []string {
+		a := []string{"resolve", "--ocp", ocp, "-a", e.authFile, "--cache-dir", dir, "--insecure-registry", e.reg.Host()}
 		return append(append(a, e.reg.MirrorFlags()...), extra...)
 	}
-	code, out, errOut := runMain(t, args()...)
-	if code != 0 {
-		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	for _, tc := range []struct {
+		ocp, payload string
+		flags        []string
+	}{
+		{"5.0", "5.0.1", nil},
+		{"5.0", "5.0.1", []string{"-q"}},
+		{"4.22", "4.22.1", nil},
+		{"4.22", "4.22.1", []string{"--quiet"}},
+	} {
+		t.Run(tc.ocp+strings.Join(tc.flags, ""), func(t *testing.T) {
+			code, out, errOut := runMain(t, args(tc.ocp, tc.flags...)...)
+			if code != 0 {
+				t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+			}
+			for _, w := range []string{"lvms     4.21 (newest-below: no LVMS " + tc.ocp + " bundle is published; 4.21 is the newest published LVMS minor below it)",
+				"bundle   registry.redhat.io/lvms4/lvms-operator-bundle:v4.21.1-4", "version " + tc.payload} {
+				if !strings.Contains(out, w) {
+					t.Errorf("resolve output lacks %q:\n%s", w, out)
+				}
+			}
+			checkWarnedOnce(t, "OpenShift "+tc.ocp+": no LVMS "+tc.ocp+" bundle is published; using LVMS 4.21", out, errOut)
+			checkWarnedOnce(t, tc.ocp+".2 (x86_64 only)", out, errOut)
+			if len(tc.flags) > 0 {
+				checkOnlyWarnings(t, errOut)
+			} else if !strings.Contains(errOut, "level=INFO ") {
+				t.Errorf("default verbosity: no info records on stderr:\n%s", errOut)
+			}
+		})
 	}
-	for _, w := range []string{"lvms     4.21 (newest-below: no LVMS 5.0 bundle is published; 4.21 is the newest published LVMS minor below it)",
-		"bundle   registry.redhat.io/lvms4/lvms-operator-bundle:v4.21.1-4", "version 5.0.1",
-		"warning: OpenShift 5.0: no LVMS 5.0 bundle is published; using LVMS 4.21", "5.0.2 (x86_64 only)"} {
-		if !strings.Contains(out, w) {
-			t.Errorf("resolve output lacks %q:\n%s", w, out)
-		}
-	}
-	code, out, errOut = runMain(t, args("-o", "json")...)
+	code, out, errOut := runMain(t, args("5.0", "-o", "json")...)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
 	var res struct {
-		LVMS   struct{ Minor, Rule, Reason, Warning string }
-		Bundle struct{ Ref string }
+		LVMS     struct{ Minor, Rule, Reason, Warning string }
+		Bundle   struct{ Ref string }
+		Warnings []string
 	}
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatalf("%v\n%s", err, out)
@@ -220,10 +243,45 @@ func TestResolveLaggingLVMS(t *testing.T) {
 	if res.LVMS.Minor != "4.21" || res.LVMS.Rule != "newest-below" || !strings.Contains(res.LVMS.Reason, "no LVMS 5.0 bundle") || !strings.HasSuffix(res.Bundle.Ref, ":v4.21.1-4") {
 		t.Errorf("json lvms %+v bundle %s", res.LVMS, res.Bundle.Ref)
 	}
+	// -o json carries the warnings as data, each once.
+	if n := countIn(res.Warnings, "no LVMS 5.0 bundle is published"); n != 1 {
+		t.Errorf("-o json: the lag warning is in warnings %d times, want 1: %q", n, res.Warnings)
+	}
 	// --lvms forces another minor.
-	code, out, _ = runMain(t, args("--lvms", "4.20", "-o", "json")...)
+	code, out, _ = runMain(t, args("5.0", "--lvms", "4.20", "-o", "json")...)
 	if code != 0 || !strings.Contains(out, `"rule": "flag"`) || !strings.Contains(out, "v4.20.2-5") {
 		t.Errorf("--lvms 4.20: exit %d\n%s", code, out)
 	}
+}
 
+// checkWarnedOnce fails unless warning is printed exactly once: on stderr, as a WARN record,
+// and not again in the summary on stdout.
+func checkWarnedOnce(t *testing.T, warning, out, errOut string) {
+	t.Helper()
+	if n, m := strings.Count(out, warning), strings.Count(errOut, warning); n != 0 || m != 1 {
+		t.Errorf("warning %q printed %d times on stdout and %d on stderr, want once on stderr:\nstdout:\n%s\nstderr:\n%s", warning, n, m, out, errOut)
+	}
+	for _, line := range strings.Split(errOut, "\n") {
+		if strings.Contains(line, warning) && !strings.HasPrefix(line, "level=WARN ") {
+			t.Errorf("warning printed as %q, want a level=WARN record", line)
+		}
+	}
+}
+
+// checkOnlyWarnings fails on a stderr line that is not a warning or an error record (-q).
+func checkOnlyWarnings(t *testing.T, errOut string) {
+	t.Helper()
+	for _, line := range strings.Split(strings.TrimSpace(errOut), "\n") {
+		if line != "" && !strings.HasPrefix(line, "level=WARN ") && !strings.HasPrefix(line, "level=ERROR ") {
+			t.Errorf("stderr line %q is neither a warning nor an error", line)
+		}
+	}
+}
+
+func countIn(list []string, sub string) int {
+	n := 0
+	for _, s := range list {
+		n += strings.Count(s, sub)
+	}
+	return n
 }

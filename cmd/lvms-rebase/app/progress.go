@@ -25,7 +25,11 @@ type progressPrinter struct {
 
 // progressFor returns the progress callback for --log-format: with json, progress is log
 // records (one when a download starts, one when it ends) so that every stderr line is JSON.
+// With -q there is none.
 func progressFor(logs *logFlags, w io.Writer, log *slog.Logger) func(source.Progress) {
+	if logs.quiet {
+		return nil
+	}
 	if logs.format != "json" {
 		return newProgressPrinter(w).report
 	}

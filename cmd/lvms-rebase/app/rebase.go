@@ -175,7 +175,7 @@ func runRebase(ctx context.Context, f *rebaseFlags, streams IOStreams) (err erro
 		Logger:            logger,
 	})
 	if res != nil && (err == nil || res.Drift) {
-		if perr := printResult(streams.Out, f.output, res); perr != nil {
+		if perr := printResult(streams.Out, f.output, f.logs.quiet, res); perr != nil {
 			return perr
 		}
 	}
@@ -197,18 +197,22 @@ func runRebase(ctx context.Context, f *rebaseFlags, streams IOStreams) (err erro
 	return nil
 }
 
-func printResult(w io.Writer, format string, res *rebase.Result) error {
+// printResult prints the result as -o asks. The text summary leaves the warnings out: each was
+// printed on stderr when it arose (and -o json/yaml carry them as data). With -q (quiet) the
+// text summary is left out too; --diff's diff is what that mode asks for and still prints.
+func printResult(w io.Writer, format string, quiet bool, res *rebase.Result) error {
 	if output.IsMachine(format) {
 		return output.Write(w, format, output.KindRebaseResult, res)
+	}
+	if quiet {
+		_, err := io.WriteString(w, res.Diff)
+		return err
 	}
 	var b strings.Builder
 	writeInputs(&b, res)
 	fmt.Fprintf(&b, "  payload version %s, bundle version %s, snapshot assets %s\n", res.PayloadVersion, res.BundleVersion, res.SnapshotCommit)
 	for _, e := range res.Excluded {
 		fmt.Fprintf(&b, "  not shipped: %s %s (%s): %s\n", e.Kind, e.Name, e.File, e.Reason)
-	}
-	for _, w := range res.Warnings {
-		fmt.Fprintf(&b, "  warning: %s\n", w)
 	}
 	for _, d := range res.LockDrift {
 		fmt.Fprintf(&b, "  lock drift: %s\n", d)

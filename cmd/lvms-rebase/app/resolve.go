@@ -131,9 +131,6 @@ func printResolution(w io.Writer, r *source.Resolution) error {
 			fmt.Fprintf(&b, "         %-8s %s\n", a.Arch, a.Digest)
 		}
 	}
-	for _, w := range r.Warnings {
-		fmt.Fprintf(&b, "warning: %s\n", w)
-	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/logs"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -93,23 +94,42 @@ kustomize and writes them into a MicroShift checkout's assets/ with a lock file.
 		return WithExitCode(ExitUsage, err)
 	})
 	useFlagNames()
-	logs := &logFlags{}
-	logs.addFlags(root.PersistentFlags())
-	configureRebase(root, streams, logs)
+	lf := &logFlags{}
+	lf.addFlags(root.PersistentFlags())
+	lf.markExclusive(root)
+	root.PersistentPreRunE = validateFlags
+	configureRebase(root, streams, lf)
 	root.AddCommand(
-		newResolveCommand(streams, logs),
-		newOutdatedCommand(streams, logs),
-		newApplyCommand(streams, logs),
+		newResolveCommand(streams, lf),
+		newOutdatedCommand(streams, lf),
+		newApplyCommand(streams, lf),
 		newLvmdCommand(streams),
 		newVersionCommand(streams),
 	)
 	return root
 }
 
+// validateFlags runs cobra's checks of required flags and flag groups (MarkFlagRequired,
+// MarkFlagsMutuallyExclusive, MarkFlagsRequiredTogether) before the command, so that a
+// violation is a usage error (exit 2); cobra itself would run them later and return a plain
+// error.
+func validateFlags(cmd *cobra.Command, _ []string) error {
+	if err := cmd.ValidateRequiredFlags(); err != nil {
+		return WithExitCode(ExitUsage, err)
+	}
+	if err := cmd.ValidateFlagGroups(); err != nil {
+		return WithExitCode(ExitUsage, err)
+	}
+	return nil
+}
+
 // Main runs the root command with args and returns the process exit code.
 func Main(args []string, streams IOStreams) int {
 	root := NewRootCommand(streams)
 	root.SetArgs(args)
+	// -v 4 sends the registry client's global debug log to this run's stderr; no later run
+	// (tests call Main many times) inherits it.
+	defer logs.Debug.SetOutput(io.Discard)
 	err := root.Execute()
 	if err == nil {
 		return ExitOK
@@ -219,37 +239,79 @@ func exitForInterrupt(ctx context.Context, err error) error {
 
 // logFlags are the logging flags every command shares, spelled as kubectl's: -v/--v is the
 // verbosity, an integer as klog's; a record logged at V(n) has slog level -n, so -v 4 and up
-// shows debug records (slog.LevelDebug is -4). 0 shows phases and warnings.
+// shows debug records (slog.LevelDebug is -4) and the registry client's HTTP log. 0 shows one
+// line per phase and the warnings; -q/--quiet only warnings and errors.
 type logFlags struct {
 	verbosity int
+	quiet     bool
 	format    string
 }
 
+// Verbosities with a meaning of their own (docs/output.md).
+const (
+	// verbosityPhaseStart adds a line when a phase starts (rebase.Options.Logger at V(1)).
+	verbosityPhaseStart = 1
+	// verbosityHTTP adds the debug records and go-containerregistry's HTTP log, as kubectl's
+	// -v 6 adds its round trips.
+	verbosityHTTP = 4
+)
+
 func (l *logFlags) addFlags(fs *pflag.FlagSet) {
-	fs.IntVarP(&l.verbosity, "v", "v", 0, "log verbosity, as kubectl's: 0 phases and warnings, 4 and up debug records")
+	fs.IntVarP(&l.verbosity, "v", "v", 0, "log verbosity, as kubectl's: 0 phases and warnings, 1 phase starts, 4 and up debug records and the registry HTTP log")
+	fs.BoolVarP(&l.quiet, "quiet", "q", false, "warnings and errors only: no phase lines, no progress, no text summary (-o json and yaml still print)")
 	fs.StringVar(&l.format, "log-format", "text", "log format on stderr: text or json")
 }
 
-// logger builds the stderr logger of --log-format and -v. Records carry no wall-clock stamp:
-// phase lines have their own timings, and stamps would only add noise to CI logs.
+// markExclusive declares -q and -v exclusive with cobra's flag groups (validated in
+// validateFlags, so that a conflict is a usage error).
+func (l *logFlags) markExclusive(root *cobra.Command) {
+	root.MarkFlagsMutuallyExclusive("quiet", "v")
+}
+
+// level is the slog level of the flags: -q shows warnings and errors, -v N records at V(N).
+func (l *logFlags) level() slog.Level {
+	if l.quiet {
+		return slog.LevelWarn
+	}
+	return slog.Level(-l.verbosity)
+}
+
+// logger builds the stderr logger of --log-format, -v and -q. Records carry no wall-clock
+// stamp: phase lines have their own timings, and stamps would only add noise to CI logs. At
+// -v 4 and up the registry client's HTTP log goes to it too (registryDebug).
 func (l *logFlags) logger(w io.Writer) (*slog.Logger, error) {
 	if l.verbosity < 0 {
 		return nil, usageError("-v/--v: expected a verbosity of 0 or more, got %d", l.verbosity)
 	}
-	opts := &slog.HandlerOptions{
-		Level: slog.Level(-l.verbosity),
-		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
-			if a.Key == slog.TimeKey && len(groups) == 0 {
-				return slog.Attr{}
-			}
-			return a
-		},
-	}
+	opts := &slog.HandlerOptions{Level: l.level(), ReplaceAttr: dropTime}
+	var log *slog.Logger
 	switch l.format {
 	case "text":
-		return slog.New(slog.NewTextHandler(w, opts)), nil
+		log = slog.New(slog.NewTextHandler(w, opts))
 	case "json":
-		return slog.New(slog.NewJSONHandler(w, opts)), nil
+		log = slog.New(slog.NewJSONHandler(w, opts))
+	default:
+		return nil, usageError("--log-format: expected text or json, got %q", l.format)
 	}
-	return nil, usageError("--log-format: expected text or json, got %q", l.format)
+	if l.verbosity >= verbosityHTTP {
+		registryDebug(log)
+	}
+	return log, nil
+}
+
+// registryDebug sends go-containerregistry's debug log (every request and response, headers
+// included) to log as debug records, one per message. The library redacts Authorization
+// headers and token bodies where it formats them; Main turns the log off again after the run.
+func registryDebug(log *slog.Logger) {
+	logs.Debug.SetFlags(0)
+	logs.Debug.SetPrefix("")
+	logs.Debug.SetOutput(debugWriter{log})
+}
+
+// debugWriter turns each message of a standard-library logger into one slog debug record.
+type debugWriter struct{ log *slog.Logger }
+
+func (d debugWriter) Write(p []byte) (int, error) {
+	d.log.Debug("registry HTTP", "message", strings.TrimRight(string(p), "\n"))
+	return len(p), nil
 }
