@@ -128,7 +128,7 @@ func runApply(ctx context.Context, streams IOStreams, f *applyFlags) (err error)
 		ForcePrune:      f.force,
 	})
 	if res != nil {
-		if perr := printApplyResult(streams.Out, f.output, res); perr != nil && err == nil {
+		if perr := printApplyResult(streams.Out, f.output, f.logs.quiet, res); perr != nil && err == nil {
 			return perr
 		}
 	}
@@ -233,7 +233,8 @@ func objectsJSON(refs []applier.ObjectRef) []objectJSON {
 	return out
 }
 
-func printApplyResult(out io.Writer, format string, res *applier.Result) error {
+// printApplyResult prints the result as -o asks; with -q (quiet) the text summary is left out.
+func printApplyResult(out io.Writer, format string, quiet bool, res *applier.Result) error {
 	if output.IsMachine(format) {
 		j := applyResultJSON{Era: string(res.Era), Lvmd: res.Lvmd.Message, LvmdPath: res.Lvmd.Path, LvmdChecksum: res.LvmdChecksum,
 			RuntimeLvmdWritten: res.RuntimeLvmdWritten, Created: objectsJSON(res.Created), Updated: objectsJSON(res.Updated),
@@ -255,7 +256,9 @@ func printApplyResult(out io.Writer, format string, res *applier.Result) error {
 		}
 		return output.Write(out, format, output.KindApplyResult, j)
 	}
-	printApplyText(out, res)
+	if !quiet {
+		printApplyText(out, res)
+	}
 	return nil
 }
 

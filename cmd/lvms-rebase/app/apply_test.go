@@ -94,6 +94,13 @@ func TestApplyCommand(t *testing.T) {
 		t.Fatalf("second apply: exit %d\n%s\n%s", code, out, errOut)
 	}
 
+	// -q: nothing on stdout, and on stderr only warnings and errors.
+	code, out, errOut = runMain(t, append(args, "-q")...)
+	if code != ExitOK || out != "" {
+		t.Fatalf("apply -q: exit %d, stdout %q\n%s", code, out, errOut)
+	}
+	checkOnlyWarnings(t, errOut)
+
 	// -o json and --log-format json, as for the other commands.
 	code, out, errOut = runMain(t, append(args, "-o", "json", "--log-format", "json")...)
 	if code != ExitOK {

@@ -47,7 +47,10 @@ func runFleet(cmd *cobra.Command, f *rebaseFlags, streams IOStreams) error {
 	if err != nil {
 		return err
 	}
-	if err := printFleet(streams.Out, f.output, rep); err != nil {
+	if f.output == "json" || !f.logs.quiet {
+		err = printFleet(streams.Out, f.output, rep)
+	}
+	if err != nil {
 		return err
 	}
 	if len(rep.Failed) > 0 {
