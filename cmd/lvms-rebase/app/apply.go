@@ -14,7 +14,6 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/lvms-rebase/lvms-rebase/applier"
-	"github.com/lvms-rebase/lvms-rebase/internal/arch"
 	"github.com/lvms-rebase/lvms-rebase/internal/output"
 )
 
@@ -23,7 +22,7 @@ type applyFlags struct {
 	kubeconfig      string
 	context         string
 	assets          string
-	arch            string
+	arch            *archFlag
 	lvmd            string
 	config          string
 	configDir       string
@@ -39,9 +38,9 @@ type applyFlags struct {
 }
 
 func newApplyCommand(streams IOStreams, logs *logFlags) *cobra.Command {
-	f := &applyFlags{logs: logs}
+	f := &applyFlags{logs: logs, arch: newArch()}
 	cmd := &cobra.Command{
-		Use:   "apply --kubeconfig K --assets DIR",
+		Use:   "apply --assets DIR [--kubeconfig FILE]",
 		Short: "Apply MicroShift's storage assets (LVMS or TopoLVM, CSI snapshots) to a cluster, as MicroShift does at start-up",
 		Long: `apply runs the runtime applier MicroShift embeds against any cluster: it reads the storage
 section of --config and the lvmd config (--lvmd, or defaults from the host's volume groups),
@@ -54,7 +53,7 @@ and applies them with server-side apply. Objects already in the desired state ar
 	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig of the target cluster (default: $KUBECONFIG, a list as for kubectl, else ~/.kube/config)")
 	fl.StringVar(&f.context, "context", "", "kubeconfig context to use (default: the current context)")
 	fl.StringVar(&f.assets, "assets", "", "MicroShift assets/ directory (components/lvms, components/csi-snapshot-controller, release)")
-	fl.StringVar(&f.arch, "arch", "", "architecture whose release JSON supplies the images: x86_64 or aarch64 (default: this machine's)")
+	fl.Var(f.arch, "arch", "architecture whose release JSON supplies the images: x86_64 or aarch64 (default: this machine's)")
 	fl.StringVar(&f.lvmd, "lvmd", applier.DefaultLvmdPath, "lvmd config file; when absent the volume groups reported by vgs decide")
 	fl.StringVar(&f.config, "config", "", "MicroShift config.yaml whose storage: section gates the components (default: none, i.e. defaults)")
 	fl.StringVar(&f.configDir, "config-dir", "", "MicroShift config drop-in directory merged over --config as MicroShift does (default: config.d next to --config)")
@@ -66,6 +65,7 @@ and applies them with server-side apply. Objects already in the desired state ar
 	fl.DurationVar(&f.waitTimeout, "wait-timeout", 5*time.Minute, "how long --wait waits")
 	fl.DurationVar(&f.timeout, "timeout", 10*time.Minute, "overall deadline, including retries while the API server is unreachable")
 	addOutputFlag(fl, &f.output)
+	_ = cmd.MarkFlagRequired("assets")
 	return cmd
 }
 
@@ -77,9 +77,6 @@ func runApply(ctx context.Context, streams IOStreams, f *applyFlags) (err error)
 	if err != nil {
 		return err
 	}
-	if f.assets == "" {
-		return usageError("--assets is required")
-	}
 	if f.force && !f.prune {
 		return usageError("--force only applies to --prune")
 	}
@@ -88,14 +85,6 @@ func runApply(ctx context.Context, streams IOStreams, f *applyFlags) (err error)
 	}
 	if f.timeout < 0 || f.waitTimeout < 0 {
 		return usageError("--timeout and --wait-timeout must not be negative")
-	}
-	if f.arch != "" {
-		// The release JSONs carry MicroShift's names; Go names are accepted.
-		a, err := arch.MicroShift(f.arch)
-		if err != nil {
-			return usageError("--arch: %v", err)
-		}
-		f.arch = a
 	}
 	restCfg, err := loadKubeconfig(f.kubeconfig, f.context)
 	if err != nil {
@@ -115,7 +104,7 @@ func runApply(ctx context.Context, streams IOStreams, f *applyFlags) (err error)
 	}
 	res, err := applier.Apply(ctx, applier.Options{
 		Assets:          os.DirFS(f.assets),
-		Arch:            f.arch,
+		Arch:            f.arch.one(),
 		Storage:         storage,
 		LvmdPath:        f.lvmd,
 		RuntimeLvmdPath: f.runtimeLvmdPath,

@@ -46,7 +46,7 @@ func TestApplyCommandUsage(t *testing.T) {
 		wantCode int
 		wantErr  string
 	}{
-		{"no assets", []string{"apply", "--kubeconfig", kc}, ExitUsage, "--assets is required"},
+		{"no assets", []string{"apply", "--kubeconfig", kc}, ExitUsage, `required flag(s) "assets" not set`},
 		{"bad output", []string{"apply", "--kubeconfig", kc, "--assets", applyAssets, "-o", "wide"}, ExitUsage, "-o/--output: expected text, json or yaml"},
 		{"bad log format", []string{"apply", "--kubeconfig", kc, "--assets", applyAssets, "--log-format", "xml"}, ExitUsage, "--log-format: expected text or json"},
 		{"no kubeconfig", []string{"apply", "--kubeconfig", "", "--assets", applyAssets}, ExitUsage, "--kubeconfig is required"},

@@ -15,7 +15,8 @@ import (
 )
 
 // fleetExclusive are the flags that name one tree's inputs or another mode: each branch
-// takes its own OpenShift minor and payloads, and a multi-branch run writes.
+// takes its own OpenShift minor and payloads, and a multi-branch run writes. Each is mutually
+// exclusive with --branches (markRebaseGroups).
 var fleetExclusive = []string{"ocp", "allow-base-mismatch", "lvms", "pr-body", "dry-run", "diff", "check", "ocp-release", "ocp-release-x86_64", "ocp-release-aarch64"}
 
 // runFleet is `lvms-rebase --branches a,b`: each branch rebased in its own worktree of the
@@ -23,11 +24,6 @@ var fleetExclusive = []string{"ocp", "allow-base-mismatch", "lvms", "pr-body", "
 func runFleet(cmd *cobra.Command, f *rebaseFlags, streams IOStreams) error {
 	if len(f.branches) == 0 {
 		return usageError("--pr-body-dir goes with --branches")
-	}
-	for _, name := range fleetExclusive {
-		if fl := cmd.Flags().Lookup(name); fl != nil && fl.Changed {
-			return usageError("--%s does not apply with --branches: each branch is rebased by its own tree's rules", name)
-		}
 	}
 	if f.output != "text" && f.output != "json" {
 		return usageError("-o/--output: expected text or json, got %q", f.output)
@@ -43,7 +39,7 @@ func runFleet(cmd *cobra.Command, f *rebaseFlags, streams IOStreams) error {
 	defer cancel()
 	rep, err := fleet.Run(ctx, fleet.Options{Repo: f.microshiftDir, Branches: f.branches, PRBodyDir: f.prBodyDir, Parallel: f.parallel,
 		Rebase: rebase.Options{Payload: f.payload, Source: srcOpts, SnapshotAssets: f.snapshotAssets, Commit: f.commit,
-			Kustomize: lvmsrebase.Kustomize, ToolVersion: version.Version, Logger: logger}})
+			Kustomize: lvmsrebase.Kustomize, ToolVersion: version.String(), Logger: logger}})
 	if err != nil {
 		return err
 	}

@@ -79,13 +79,11 @@ func configureRebase(root *cobra.Command, streams IOStreams, logs *logFlags) {
 	fl.StringVar(&f.prBodyDir, "pr-body-dir", "", "with --branches: write each branch's pull-request body to DIR/<branch>.md")
 	fl.IntVar(&f.parallel, "parallel", 2, "with --branches: branches rebased at once")
 	AddSourceFlags(fl, &f.source)
+	markRebaseGroups(root)
 	root.Args = cobra.NoArgs
 	root.RunE = func(cmd *cobra.Command, _ []string) error {
 		if f.payload != "" && f.payload != rebase.PayloadTree && f.payload != rebase.PayloadNewest {
 			return usageError("--payload: expected tree or newest, got %q", f.payload)
-		}
-		if f.check && (f.lvms != "" || f.payload != "") {
-			return usageError("--check re-renders from the lock file's inputs; --lvms and --payload do not apply")
 		}
 		if err := checkMinorFlag("ocp", f.ocp, cmd.Flags().Changed("ocp")); err != nil {
 			return err
@@ -103,26 +101,31 @@ func configureRebase(root *cobra.Command, streams IOStreams, logs *logFlags) {
 	}
 }
 
-// mode is the run mode the flags select: write, or one of --dry-run, --diff, --check.
-func (f *rebaseFlags) mode() (rebase.Mode, error) {
-	mode := rebase.ModeWrite
-	n := 0
-	for _, m := range []struct {
-		on   bool
-		mode rebase.Mode
-	}{{f.dryRun, rebase.ModeDryRun}, {f.diff, rebase.ModeDiff}, {f.check, rebase.ModeCheck}} {
-		if m.on {
-			mode = m.mode
-			n++
-		}
+// markRebaseGroups declares the flags that exclude each other (validated by validateFlags):
+// one mode at a time, and --commit only when writing; --check re-renders from the lock file's
+// inputs, so --lvms and --payload do not apply to it; --branches rebases each branch by its
+// own tree's rules, so one tree's inputs and the other modes do not apply to it.
+func markRebaseGroups(root *cobra.Command) {
+	root.MarkFlagsMutuallyExclusive("dry-run", "diff", "check", "commit")
+	root.MarkFlagsMutuallyExclusive("check", "lvms")
+	root.MarkFlagsMutuallyExclusive("check", "payload")
+	for _, name := range fleetExclusive {
+		root.MarkFlagsMutuallyExclusive("branches", name)
 	}
-	if n > 1 {
-		return mode, usageError("--dry-run, --diff and --check exclude each other")
+}
+
+// mode is the run mode the flags select: write, or one of --dry-run, --diff, --check (which
+// exclude each other, markRebaseGroups).
+func (f *rebaseFlags) mode() rebase.Mode {
+	switch {
+	case f.dryRun:
+		return rebase.ModeDryRun
+	case f.diff:
+		return rebase.ModeDiff
+	case f.check:
+		return rebase.ModeCheck
 	}
-	if f.commit && mode != rebase.ModeWrite {
-		return mode, usageError("--commit writes commits; it cannot be combined with --%s", mode)
-	}
-	return mode, nil
+	return rebase.ModeWrite
 }
 
 // sourceOptions builds the logger and the registry options of the flags (single and
@@ -142,10 +145,7 @@ func (f *rebaseFlags) sourceOptions(streams IOStreams) (*slog.Logger, source.Opt
 }
 
 func runRebase(ctx context.Context, f *rebaseFlags, streams IOStreams) (err error) {
-	mode, err := f.mode()
-	if err != nil {
-		return err
-	}
+	mode := f.mode()
 	if err := checkOutput(f.output); err != nil {
 		return err
 	}
@@ -171,7 +171,7 @@ func runRebase(ctx context.Context, f *rebaseFlags, streams IOStreams) (err erro
 		Commit:            f.commit,
 		PRBody:            f.prBody,
 		Kustomize:         lvmsrebase.Kustomize,
-		ToolVersion:       version.Version,
+		ToolVersion:       version.String(),
 		Logger:            logger,
 	})
 	if res != nil && (err == nil || res.Drift) {

@@ -35,9 +35,6 @@ manifest-list digest and per-arch child digests. It writes nothing except the im
   lvms-rebase resolve --ocp 4.18 -o json --mirror registry.redhat.io=mirror.local/rh`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if f.ocp == "" {
-				return usageError("--ocp X.Y is required (e.g. --ocp 4.18)")
-			}
 			if err := checkMinorFlag("ocp", f.ocp, true); err != nil {
 				return err
 			}
@@ -49,6 +46,7 @@ manifest-list digest and per-arch child digests. It writes nothing except the im
 	fl.StringVar(&f.lvms, "lvms", "", "force the LVMS bundle minor, X.Y (default: the OpenShift minor when published, else the newest published minor below it)")
 	addOutputFlag(fl, &f.output)
 	AddSourceFlags(fl, &f.source)
+	_ = cmd.MarkFlagRequired("ocp")
 	return cmd
 }
 

@@ -89,7 +89,7 @@ func TestResolveCommand(t *testing.T) {
 		code int
 		err  string
 	}{
-		{[]string{"resolve"}, ExitUsage, "--ocp X.Y is required"},
+		{[]string{"resolve"}, ExitUsage, `required flag(s) "ocp" not set`},
 		{append(base, "--ocp", "4.18", "-o", "wide"), ExitUsage, "expected text, json or yaml"},
 		{append(base, "--ocp", "4.18", "--mirror", "bad"), ExitUsage, "SRC=DST"},
 		{append(base, "--ocp", "4.18", "--idms-file", filepath.Join(work, "missing.yaml")), ExitUsage, "IDMS"},

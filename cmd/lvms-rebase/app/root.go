@@ -82,7 +82,7 @@ func NewRootCommand(streams IOStreams) *cobra.Command {
 		Long: `lvms-rebase resolves the newest LVMS operator bundle and OCP release payload for an
 OpenShift minor, turns them into plain manifests and image digests, renders them through
 kustomize and writes them into a MicroShift checkout's assets/ with a lock file.`,
-		Version:       version.Version,
+		Version:       version.String(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -106,6 +106,7 @@ kustomize and writes them into a MicroShift checkout's assets/ with a lock file.
 		newLvmdCommand(streams),
 		newVersionCommand(streams),
 	)
+	registerCompletions(root)
 	return root
 }
 

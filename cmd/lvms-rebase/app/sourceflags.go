@@ -25,7 +25,7 @@ type SourceFlags struct {
 	Bundle      string
 	Release     string
 	ReleaseArch map[string]*string
-	Arches      []string
+	Arches      *archFlag
 
 	AuthFile       string
 	RegistryConfig string
@@ -58,7 +58,8 @@ func AddSourceFlags(fs *pflag.FlagSet, f *SourceFlags) {
 		f.ReleaseArch[a] = v
 		fs.StringVar(v, "ocp-release-"+a, "", "pin the "+a+" release payload (overrides --ocp-release for "+a+")")
 	}
-	fs.StringSliceVar(&f.Arches, "arch", arch.Shipped(), "architectures to resolve (x86_64, aarch64, ppc64le, s390x)")
+	f.Arches = newArchList()
+	fs.Var(f.Arches, "arch", "architectures to resolve (x86_64, aarch64, ppc64le, s390x)")
 	fs.StringVarP(&f.AuthFile, "authfile", "a", "", "registry credentials file (auths JSON); default: $REGISTRY_AUTH_FILE, ~/.pull-secret.json, podman auth.json, docker config.json")
 	fs.StringVar(&f.RegistryConfig, "registry-config", "", "same as -a/--authfile (oc's spelling)")
 	fs.StringArrayVar(&f.Mirrors, "mirror", nil, "pull SRC from DST instead, by repository prefix, for every pull (repeatable), e.g. registry.redhat.io=mirror.local:5000/rh")
@@ -111,9 +112,7 @@ func (f *SourceFlags) Options() (source.Options, error) {
 	if o.Insecure, err = f.insecureHosts(); err != nil {
 		return o, err
 	}
-	if o.Arches, err = f.arches(); err != nil {
-		return o, err
-	}
+	o.Arches = f.Arches.list()
 	for _, m := range f.Mirrors {
 		pm, err := source.ParseMirror(m)
 		if err != nil {
@@ -166,28 +165,6 @@ func (f *SourceFlags) insecureHosts() ([]string, error) {
 	return out, nil
 }
 
-// arches are the --arch values in MicroShift's names, without duplicates.
-func (f *SourceFlags) arches() ([]string, error) {
-	seen := map[string]bool{}
-	var out []string
-	for _, a := range f.Arches {
-		// Go names are accepted but everything downstream (payload tags, --ocp-release-<arch>,
-		// {arch}, outputs) speaks MicroShift's, and amd64 next to x86_64 is the same arch.
-		a, err := arch.MicroShift(strings.TrimSpace(a))
-		if err != nil {
-			return nil, usageError("--arch: %v", err)
-		}
-		if !seen[a] {
-			seen[a] = true
-			out = append(out, a)
-		}
-	}
-	if len(out) == 0 {
-		return nil, usageError("--arch: name at least one architecture")
-	}
-	return out, nil
-}
-
 // releasePins are the payload pins per arch from --ocp-release-<arch> and --ocp-release
 // (nil when none): all arches or none.
 func (f *SourceFlags) releasePins(arches []string) (map[string]string, error) {
@@ -221,7 +198,7 @@ func (f *SourceFlags) releasePins(arches []string) (map[string]string, error) {
 
 // String summarises where images come from, for logs.
 func (f *SourceFlags) String() string {
-	return fmt.Sprintf("bundle repo %s, release repo %s, arches %s", redact.URL(f.BundleRepo), redact.URL(f.ReleaseRepo), strings.Join(f.Arches, ","))
+	return fmt.Sprintf("bundle repo %s, release repo %s, arches %s", redact.URL(f.BundleRepo), redact.URL(f.ReleaseRepo), strings.Join(f.Arches.list(), ","))
 }
 
 // checkRefFlags parses every reference and repository flag: a malformed one is a usage

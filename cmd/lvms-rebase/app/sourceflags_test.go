@@ -89,6 +89,12 @@ func TestSourceFlags(t *testing.T) {
 				t.Fatal(o.Arches, o.ReleaseRefs)
 			}
 		}},
+		{name: "repeated arch flag and a list", args: []string{"--arch", "s390x", "--arch", "arm64,ppc64le", "--arch", "aarch64"}, check: func(t *testing.T, o source.Options) {
+			if !reflect.DeepEqual(o.Arches, []string{"s390x", "aarch64", "ppc64le"}) {
+				t.Fatal(o.Arches)
+			}
+		}},
+		{name: "empty arch", args: []string{"--arch", ""}, err: "name at least one architecture"},
 		{name: "insecure registry with a scheme", args: []string{"--insecure-registry", "http://mirror.local:5000/", "--insecure-registry", "127.0.0.1:5000"}, check: func(t *testing.T, o source.Options) {
 			if !reflect.DeepEqual(o.Insecure, []string{"mirror.local:5000", "127.0.0.1:5000"}) {
 				t.Fatal(o.Insecure)
@@ -102,7 +108,12 @@ func TestSourceFlags(t *testing.T) {
 			var f SourceFlags
 			AddSourceFlags(fs, &f)
 			if err := fs.Parse(tc.args); err != nil {
-				t.Fatal(err)
+				// A value the flag's type rejects (--arch mips) is an invalid argument, which
+				// Main reports as a usage error (TestArchFlag).
+				if tc.err == "" || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("parse error %v, want %q", err, tc.err)
+				}
+				return
 			}
 			o, err := f.Options()
 			if tc.err != "" {

@@ -1,0 +1,58 @@
+package app
+
+import (
+	"debug/buildinfo"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/lvms-rebase/lvms-rebase/internal/version"
+)
+
+// TestVersionCommand: `version` and `--version` print the same version; a plain `go build` in
+// the git checkout (not stamped by -ldflags) prints the revision the toolchain recorded, and a
+// stamped build its stamp.
+func TestVersionCommand(t *testing.T) {
+	for _, args := range [][]string{{"version"}, {"--version"}} {
+		code, out, _ := runMain(t, args...)
+		if code != ExitOK || out != "lvms-rebase "+version.String()+"\n" {
+			t.Errorf("%v: exit %d, %q", args, code, out)
+		}
+	}
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name  string
+		flags []string
+		want  func(*buildinfo.BuildInfo) string
+	}{
+		// What the toolchain recorded: the VCS revision in a git checkout (Go records none in
+		// a linked worktree, whose .git is a file, or with -buildvcs=false), else "dev".
+		{"unstamped", nil, func(bi *buildinfo.BuildInfo) string {
+			for _, s := range bi.Settings {
+				if s.Key == "vcs.revision" {
+					return "lvms-rebase dev (revision " + s.Value
+				}
+			}
+			return "lvms-rebase dev\n"
+		}},
+		{"stamped", []string{"-ldflags", "-X github.com/lvms-rebase/lvms-rebase/internal/version.Version=v9.8.7"},
+			func(*buildinfo.BuildInfo) string { return "lvms-rebase v9.8.7" }},
+	} {
+		bin := filepath.Join(dir, tc.name)
+		if out, err := exec.Command("go", append(append([]string{"build", "-buildvcs=auto"}, tc.flags...), "-o", bin, "..")...).CombinedOutput(); err != nil {
+			t.Fatalf("go build: %v\n%s", err, out)
+		}
+		bi, err := buildinfo.ReadFile(bin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := exec.Command(bin, "version").Output()
+		if want := tc.want(bi); err != nil || !strings.HasPrefix(string(out), want) {
+			t.Errorf("%s: %q (%v), want %q", tc.name, out, err, want)
+		}
+	}
+}
