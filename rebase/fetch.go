@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/lvms-rebase/lvms-rebase/rebase/era"
 	"github.com/lvms-rebase/lvms-rebase/rebase/lock"
 	"github.com/lvms-rebase/lvms-rebase/rebase/payload"
 	"github.com/lvms-rebase/lvms-rebase/rebase/snapshot"
@@ -68,8 +69,8 @@ func resolvedContent(res *source.Resolution) (*source.Content, error) {
 // loadSnapshotAssets reads the files the era's translation needs at commit: one request
 // per file, in parallel, for a per-file source; a whole archive, directory or tarball
 // otherwise.
-func (r *runner) loadSnapshotAssets(ctx context.Context, commit string) (*snapshot.Assets, error) {
-	paths, err := snapshot.Needed(r.era)
+func (r *runner) loadSnapshotAssets(ctx context.Context, e era.Era, commit string) (*snapshot.Assets, error) {
+	paths, err := snapshot.Needed(e)
 	if err != nil {
 		return nil, err
 	}

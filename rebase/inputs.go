@@ -157,11 +157,7 @@ func choosePayloads(o *Options) (rule, from string, err error) {
 // to the minors published in the bundle repository.
 func ChooseLVMS(ctx context.Context, src *source.Source, o source.Options, ocp, forced string) (era.Choice, error) {
 	if forced != "" {
-		m, err := MinorOf(forced)
-		if err != nil || m != strings.TrimSpace(forced) {
-			return era.Choice{}, usageErr("%s %q: expected X.Y (e.g. 4.21)", option.LVMS, forced)
-		}
-		return forcedChoice(m), nil
+		return forcedLVMS(forced)
 	}
 	if o.BundleRef != "" {
 		return bundleChoice(""), nil
@@ -174,6 +170,15 @@ func ChooseLVMS(ctx context.Context, src *source.Source, o source.Options, ocp, 
 		return era.Choice{}, err
 	}
 	return era.Choose(ocp, published)
+}
+
+// forcedLVMS is the choice --lvms makes, or a usage error when it names no minor.
+func forcedLVMS(forced string) (era.Choice, error) {
+	m, err := MinorOf(forced)
+	if err != nil || m != strings.TrimSpace(forced) {
+		return era.Choice{}, usageErr("%s %q: expected X.Y (e.g. 4.21)", option.LVMS, forced)
+	}
+	return forcedChoice(m), nil
 }
 
 // forcedChoice and bundleChoice are the LVMS choices --lvms and --lvms-bundle make.
@@ -207,27 +212,33 @@ func lockedChoice(ocp string, recorded *lock.LVMS, minor string) era.Choice {
 }
 
 // resolve chooses the LVMS minor, resolves the bundle and payloads, and combines the era of
-// the OpenShift minor with the era of the LVMS minor actually resolved.
+// the OpenShift minor with the era of the LVMS minor actually resolved. It starts the lanes
+// (lanes.go) and records their first steps: the bundle's error first, then the payloads',
+// then the era's, whatever finished first.
 func (r *runner) resolve(ctx context.Context) error {
 	res := r.result
 	r.fetching = "the newest inputs for OpenShift " + r.opts.OCP
-	choice, err := ChooseLVMS(ctx, r.src, r.opts.Source, r.opts.OCP, r.opts.LVMS)
+	if r.opts.LVMS != "" {
+		// A forced minor that is no minor is the caller's mistake: no request is made for it.
+		if _, err := forcedLVMS(r.opts.LVMS); err != nil {
+			return err
+		}
+	}
+	r.lanes = r.startLanes(ctx)
+	b, err := r.lanes.resolved.wait()
+	if err != nil {
+		return r.pinsDisagree(err)
+	}
+	p, err := r.lanes.payloadsResolved.wait()
+	if err != nil {
+		return r.pinsDisagree(err)
+	}
+	res.Resolution = b.res.Join(p)
+	e, err := r.lanes.era.wait()
 	if err != nil {
 		return err
 	}
-	// The bundle and payloads come back parsed (Resolution.Content) for the fetch phases.
-	if res.Resolution, err = r.src.Resolve(ctx, r.opts.OCP, choice.Minor); err != nil {
-		return r.pinsDisagree(err)
-	}
-	if choice.Minor == "" {
-		if choice.Minor, err = MinorOf(res.Resolution.Bundle.CSVVersion); err != nil {
-			return fmt.Errorf("bundle %s: CSV spec.version: %w", res.Resolution.Bundle.Ref, err)
-		}
-	}
-	if r.opts.Mode == ModeCheck && res.old.LVMS != nil {
-		// --check pins the bundle, not the minor: the recorded rule is applied again to it.
-		choice = lockedChoice(r.opts.OCP, res.old.LVMS, choice.Minor)
-	}
+	choice := e.choice
 	if choice.Warning != "" {
 		r.warn(choice.Warning)
 	}
@@ -239,9 +250,7 @@ func (r *runner) resolve(ctx context.Context) error {
 	}
 	res.PayloadRule = res.Resolution.PayloadRule
 	res.LVMS = &choice
-	if r.era, err = era.Combine(r.opts.OCP, choice.Minor); err != nil {
-		return err
-	}
+	r.era = e.era
 	res.Era, res.OCPEra = r.era.Name, r.era.OCPEra
 	return nil
 }

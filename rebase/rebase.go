@@ -204,6 +204,8 @@ type runner struct {
 	recordPaths []string
 	// recorded is what the tree recorded before the run (the PR body's "before").
 	recorded *Recorded
+	// lanes do the fetches and what depends only on them ahead of the phases (lanes.go).
+	lanes *lanes
 }
 
 // RetiredFile is a component file a run removes because its era declares it retired.
@@ -401,6 +403,8 @@ func (r *runner) steps() []step {
 }
 
 func (r *runner) run(ctx context.Context) error {
+	// The lanes resolve starts end with the run, whatever phase it stops in.
+	defer func() { r.lanes.stop() }()
 	r.arches = r.src.Arches()
 	r.files = map[string][]byte{}
 	for _, s := range r.steps() {
@@ -417,37 +421,33 @@ func (r *runner) run(ctx context.Context) error {
 	return nil
 }
 
-// snapshotAssets takes the snapshot-controller operator commit from the payloads, reads
-// the assets at that commit and translates them.
-func (r *runner) snapshotAssets(ctx context.Context) error {
-	res, arches := r.result, r.arches
-	commit, err := r.payloads[arches[0]].SnapshotOperatorCommit()
+// snapshotAssets records the snapshot-controller operator commit the payloads name and the
+// assets the payload lane read at that commit and translated.
+func (r *runner) snapshotAssets(context.Context) error {
+	res := r.result
+	sc, err := r.lanes.commit.wait()
 	if err != nil {
-		return fmt.Errorf("payload %s: %w", res.Resolution.Payloads[0].Ref, err)
-	}
-	for _, a := range arches[1:] {
-		if c, err := r.payloads[a].SnapshotOperatorCommit(); err == nil && c != commit {
-			r.warn(fmt.Sprintf("payloads disagree on the %s commit: %s has %s, %s has %s; using %s",
-				payload.SnapshotOperatorTag, arches[0], commit, a, c, commit))
-		}
-	}
-	res.SnapshotCommit = commit
-	r.fetching = "snapshot assets " + redact.URL(r.opts.SnapshotAssets) + " at " + commit
-	if r.assets, err = r.loadSnapshotAssets(ctx, commit); err != nil {
 		return err
 	}
-	r.snap, err = snapshot.Translate(r.assets, r.era)
+	for _, w := range sc.warnings {
+		r.warn(w)
+	}
+	res.SnapshotCommit = sc.commit
+	r.fetching = "snapshot assets " + redact.URL(r.opts.SnapshotAssets) + " at " + sc.commit
+	if r.assets, err = r.lanes.assets.wait(); err != nil {
+		return err
+	}
+	r.snap, err = r.lanes.snap.wait()
 	return err
 }
 
-// translate turns the bundle's CSV and manifests into the era's objects and image keys.
+// translate records the bundle lane's translation of the CSV and manifests into the era's
+// objects and image keys.
 func (r *runner) translate(context.Context) error {
 	res := r.result
-	tr, err := bundle.Translate(r.bundle, r.era, bundle.Options{
-		VersionTag: res.Resolution.Bundle.Version,
-	})
+	tr, err := r.lanes.tr.wait()
 	if err != nil {
-		return fmt.Errorf("bundle %s: %w", res.Resolution.Bundle.Ref, err)
+		return err
 	}
 	r.translated = tr
 	res.Excluded = tr.Excluded

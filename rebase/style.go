@@ -1,6 +1,7 @@
 package rebase
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -23,16 +24,21 @@ import (
 )
 
 // render renders the era's overlays into the files to write (kept byte for byte where their
-// meaning did not change) and records the directories the run manages.
+// meaning did not change) and records the directories the run manages. The LVMS overlay was
+// rendered and styled by the bundle lane while the payloads downloaded; the snapshot overlay
+// is rendered here and joined with it.
 func (r *runner) render(context.Context) error {
-	tr, snap, assets := r.translated, r.snap, r.assets
-	out, err := render.Render(render.Input{
-		Era:        r.era,
-		Kustomize:  r.opts.Kustomize,
-		LVMS:       tr.Objects,
-		Snapshot:   snapshotObjects(snap),
-		Aggregates: snapshotAggregates(snap),
-	})
+	snap, assets := r.snap, r.assets
+	lvms, err := r.lanes.lvms.wait()
+	if err != nil {
+		return err
+	}
+	in := render.Input{Era: r.era, Kustomize: r.opts.Kustomize, Snapshot: snapshotObjects(snap)}
+	part, err := render.RenderPart(in, render.SnapshotPart)
+	if err != nil {
+		return err
+	}
+	out, err := render.Join(r.era, snapshotAggregates(snap), lvms.part, part)
 	if err != nil {
 		return err
 	}
@@ -40,16 +46,26 @@ func (r *runner) render(context.Context) error {
 	if err != nil {
 		return err
 	}
-	styled, err := keepStyle(r.opts.MicroShiftDir, out.Files, bases)
-	if err != nil {
-		return err
-	}
-	for p, d := range styled {
-		r.files[p] = d
+	for _, f := range out.Files {
+		styled, err := r.styled(f, lvms.styled, bases)
+		if err != nil {
+			return err
+		}
+		r.files[f.Path] = styled
 	}
 	r.managed = out.ManagedDirs
 	r.result.ImageUses = out.Images
 	return nil
+}
+
+// styled is f kept in the checkout's style: the bundle lane's result for a file of the LVMS
+// overlay, else keepStyle now.
+func (r *runner) styled(f render.File, pre map[string]styledFile, bases map[string][]byte) ([]byte, error) {
+	if s, ok := pre[f.Path]; ok && bytes.Equal(s.data, f.Data) {
+		return s.styled, s.err
+	}
+	styled, err := keepStyle(r.opts.MicroShiftDir, []render.File{f}, bases)
+	return styled[f.Path], err
 }
 
 // snapshotAggregates turns the snapshot translation's kept multi-document files into render

@@ -60,8 +60,8 @@ func TestComputeRatios(t *testing.T) {
 		Cold:    Measurement{BytesFetched: 800, WallSeconds: 2, PeakRSSKiB: 1000},
 		Legacy:  Measurement{BytesFetched: 8000, WallSeconds: 10, PeakRSSKiB: 3000},
 	}
-	// 4 round trips × 0.25s + 400 B at 0.0032 Mbit/s (1s) = 2s.
-	r.computeRatios(0.25, 400*8/1e6)
+	// 5 round trips × 0.2s + 400 B at 0.0032 Mbit/s (1s) = 2s.
+	r.computeRatios(0.2, 400*8/1e6)
 	want := MinorRatios{
 		ColdFetchedOverMinimal:   2,
 		LegacyFetchedOverMinimal: 20,
@@ -74,7 +74,7 @@ func TestComputeRatios(t *testing.T) {
 		t.Errorf("computeRatios: minimal %d, ratios %+v; want 400, %+v", r.MinimalBytes, r.Ratios, want)
 	}
 	if cp := r.CriticalPath; cp.RoundTrips != DependentRoundTrips || cp.Bytes != 400 || math.Abs(cp.Seconds-2) > 1e-9 {
-		t.Errorf("critical path %+v, want 4 round trips, 400 B, 2s", cp)
+		t.Errorf("critical path %+v, want 5 round trips, 400 B, 2s", cp)
 	}
 	// A zero cold measurement must not put Inf into result.json.
 	z := MinorResult{Legacy: Measurement{BytesFetched: 1}}
@@ -272,9 +272,9 @@ func TestWriteTable(t *testing.T) {
 		"1.33x", // 8192 / 6144
 		"50.0 MiB",
 		"minimal bytes needed: 6.0 KiB (6144 B) = bundle 2.0 KiB, payload x86_64 4.0 KiB",
-		// 4 × 0.04 + 6144 × 8 / 100e6 = 0.16049s
-		"critical-path estimate: 4 dependent round trips x 0.04s + 6.0 KiB / 100 Mbit/s = 0.16s",
-		"cold wall / legacy 0.25x (<= 0.25x), cold wall / critical path 7.79x (<= 2x), warm blob GETs 0 (= 0)",
+		// 5 × 0.04 + 6144 × 8 / 100e6 = 0.20049s
+		"critical-path estimate: 5 dependent round trips (ping, tag list, manifest, config + top layer, snapshot files) x 0.04s + 6.0 KiB / 100 Mbit/s = 0.20s",
+		"cold wall / legacy 0.25x (<= 0.25x), cold wall / critical path 6.23x (<= 1.3x), warm blob GETs 0 (= 0)",
 		"legacy-shaped / lvms-rebase cold: bytes 38400x",
 		"legacy-shaped phases: export payloads 4.00s",
 		"note: kubectl not found",

@@ -7,7 +7,9 @@
 // pulled once per arch, each payload's whole image, per-arch relatedImage lookups, the whole
 // archive, all in sequence, then `kubectl kustomize`), and prints one table plus
 // _output/bench/result.json with bytes against the minimal bytes and wall time against the
-// critical-path estimate.
+// critical-path estimate (report.go: DependentRoundTrips). Each run's request timeline, from
+// the registry's side, is written next to its log (<minor>/lvms-rebase-cold.timeline): which
+// requests overlapped and which waited for another.
 //
 // It only measures: nothing is compared against a time budget. It fails when a run fails,
 // when the cold run writes nothing or the warm run changes the tree, because then the
@@ -362,6 +364,9 @@ func runRebases(ctx context.Context, o *options, reg *testregistry.Registry, dir
 		}
 		m.Name = "lvms-rebase " + run.name
 		addStats(&m, reg.Stats())
+		if err := writeTimeline(filepath.Join(dir, "lvms-rebase-"+run.name+".timeline"), reg.Timeline()); err != nil {
+			return err
+		}
 		data, err := os.ReadFile(stdout)
 		if err != nil {
 			return err
@@ -563,6 +568,20 @@ func countYAML(tree string) int {
 		}
 	}
 	return n
+}
+
+// writeTimeline writes the registry's request timeline of one run: which requests
+// overlapped and which waited for another.
+func writeTimeline(path string, events []testregistry.Event) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := testregistry.WriteTimeline(f, events); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 func writeJSON(path string, v any) error {

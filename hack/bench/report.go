@@ -75,11 +75,28 @@ type MinorResult struct {
 	Notes        []string     `json:"notes,omitempty"`
 }
 
-// DependentRoundTrips is the longest chain of requests a rebase cannot overlap: tag list →
-// manifest → blobs (config and layers together) → what they name (the relatedImages'
-// manifests after the bundle, the snapshot files after the payload). The bundle's and the
-// payloads' chains run side by side.
-const DependentRoundTrips = 4
+// DependentRoundTrips is the longest chain of requests a cold rebase cannot overlap, each
+// waiting for the answer before it: the payloads' chain, whose last links carry the bytes
+//
+//  1. GET /v2/ — the registry's auth challenge (ggcr pings before its first request; a
+//     registry with bearer tokens adds the token request)
+//  2. GET tags/list of the release repository — the newest X.Y.Z common to every arch
+//  3. GET manifests/X.Y.Z-<arch> — a single-arch image manifest
+//  4. GET the config and the top (release-manifests) layer, together — the layer's bytes
+//  5. GET the snapshot-controller operator files, together — at the commit the layer's
+//     image-references names
+//
+// The bundle's chain (ping, tag list, manifest, blobs, then the relatedImages' manifests
+// and their repositories' pings) is as long in round trips but carries a few KiB; it runs
+// beside the payloads' and ends while their layers are still on the link. Pagination of a
+// tag list, a manifest list instead of a manifest, or a token request would add a link. So
+// with the default model (40 ms, 100 Mbit/s) and ~4.0 MiB of minimal bytes the estimate is
+// 5 × 0.04 s + 4.0 MiB × 8 / 100 Mbit/s ≈ 0.20 s + 0.34 s = 0.54 s.
+const DependentRoundTrips = 5
+
+// ColdOverCriticalPathGoal is the goal for a cold run's wall time over the critical-path
+// estimate: a figure the report prints next to the measured ratio, never an assertion.
+const ColdOverCriticalPathGoal = 1.3
 
 // CriticalPath estimates the least wall time a cold rebase needs on the modelled network:
 // RoundTrips × Delay + minimal bytes / link rate.
@@ -219,10 +236,10 @@ func (m *MinorResult) writeTable(b *strings.Builder) error {
 	}
 	fmt.Fprintf(b, "minimal bytes needed: %s (%d B) = %s\n", humanBytes(m.MinimalBytes), m.MinimalBytes, strings.Join(parts, ", "))
 	cp := m.CriticalPath
-	fmt.Fprintf(b, "critical-path estimate: %d dependent round trips x %s + %s / %g Mbit/s = %s\n",
+	fmt.Fprintf(b, "critical-path estimate: %d dependent round trips (ping, tag list, manifest, config + top layer, snapshot files) x %s + %s / %g Mbit/s = %s\n",
 		cp.RoundTrips, seconds(cp.DelaySeconds), humanBytes(cp.Bytes), cp.LinkMbps, seconds(cp.Seconds))
-	fmt.Fprintf(b, "goals (figures, not assertions): cold bytes / minimal %s (<= 1.10x), cold wall / legacy %s (<= 0.25x), cold wall / critical path %s (<= 2x), warm blob GETs %d (= 0)\n",
-		times(m.Ratios.ColdFetchedOverMinimal), times(m.Ratios.ColdOverLegacyWall), times(m.Ratios.ColdOverCriticalPath), m.Warm.BlobGETs)
+	fmt.Fprintf(b, "goals (figures, not assertions): cold bytes / minimal %s (<= 1.10x), cold wall / legacy %s (<= 0.25x), cold wall / critical path %s (<= %gx), warm blob GETs %d (= 0)\n",
+		times(m.Ratios.ColdFetchedOverMinimal), times(m.Ratios.ColdOverLegacyWall), times(m.Ratios.ColdOverCriticalPath), ColdOverCriticalPathGoal, m.Warm.BlobGETs)
 	fmt.Fprintf(b, "legacy-shaped / lvms-rebase cold: bytes %s, peak RSS %s\n",
 		times(m.Ratios.LegacyOverColdBytes), times(m.Ratios.LegacyOverColdRSS))
 	for _, x := range []Measurement{m.Legacy, m.Cold} {

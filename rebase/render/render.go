@@ -111,6 +111,100 @@ func (o *Output) Map() map[string][]byte {
 
 // Render builds the era's overlays and returns one file per object.
 func Render(in Input) (*Output, error) {
+	comps, err := components(in, LVMSPart, SnapshotPart)
+	if err != nil {
+		return nil, err
+	}
+	staging, cleanup, err := stagingDir(in.StagingDir)
+	if err != nil {
+		return nil, err
+	}
+	defer cleanup()
+	if err := Stage(staging, in.Kustomize, in.LVMS, in.Snapshot); err != nil {
+		return nil, err
+	}
+	parts := make([]*Part, 0, len(comps))
+	for _, c := range comps {
+		p, err := c.build(in.Era, staging)
+		if err != nil {
+			return nil, err
+		}
+		parts = append(parts, p)
+	}
+	return Join(in.Era, in.Aggregates, parts...)
+}
+
+// Component names one of the era's two overlays.
+type Component int
+
+// The overlays, in the order Render builds and Join lists them.
+const (
+	LVMSPart Component = iota
+	SnapshotPart
+)
+
+// Part is one overlay rendered on its own: its files (not yet sorted) and the release
+// placeholders they carry.
+type Part struct {
+	Files  []File
+	Images []ImageUse
+}
+
+// RenderPart builds one overlay from its own staging tree, holding only that component's
+// objects (Input.LVMS or Input.Snapshot; Input.StagingDir is not used). A run renders the
+// LVMS part while the snapshot assets are still being fetched, then joins both parts;
+// Join(RenderPart(LVMSPart), RenderPart(SnapshotPart)) is Render's output.
+func RenderPart(in Input, c Component) (*Part, error) {
+	comps, err := components(in, c)
+	if err != nil {
+		return nil, err
+	}
+	staging, cleanup, err := stagingDir("")
+	if err != nil {
+		return nil, err
+	}
+	defer cleanup()
+	lvms, snap := in.LVMS, in.Snapshot
+	if c == LVMSPart {
+		snap = nil
+	} else {
+		lvms = nil
+	}
+	if err := Stage(staging, in.Kustomize, lvms, snap); err != nil {
+		return nil, err
+	}
+	return comps[0].build(in.Era, staging)
+}
+
+// Join checks the parts together (every webhook's Service is shipped), adds the
+// multi-document aggregates and sorts the files by path.
+func Join(e era.Era, aggregates []Aggregate, parts ...*Part) (*Output, error) {
+	out := &Output{ManagedDirs: []string{SnapshotDir, LVMSDir}}
+	for _, p := range parts {
+		out.Files = append(out.Files, p.Files...)
+		out.Images = append(out.Images, p.Images...)
+	}
+	if err := checkWebhookServices(out.Files, e); err != nil {
+		return nil, fmt.Errorf("render era %s: %w", e.Name, err)
+	}
+	if err := addAggregates(out, aggregates); err != nil {
+		return nil, fmt.Errorf("render era %s: %w", e.Name, err)
+	}
+	sort.Slice(out.Files, func(i, j int) bool { return out.Files[i].Path < out.Files[j].Path })
+	return out, nil
+}
+
+// component is one overlay to build: where its files go, how they are named and which
+// namespaces they may use.
+type component struct {
+	overlay, dir string
+	rules        []NameRule
+	namespaces   []string
+	snapshot     bool
+}
+
+// components looks up the overlays of in.Era named by cs, in that order.
+func components(in Input, cs ...Component) ([]component, error) {
 	if in.Kustomize == nil {
 		return nil, fmt.Errorf("render era %s: no kustomize tree given", in.Era.Name)
 	}
@@ -119,68 +213,61 @@ func Render(in Input) (*Output, error) {
 		return nil, fmt.Errorf("render era %q: no file name table declared (render.NameTables)", in.Era.Name)
 	}
 	snapNames, ok := SnapshotNameTables[in.Era.OCPEra]
-	if !ok {
+	if !ok && slices.Contains(cs, SnapshotPart) {
 		return nil, fmt.Errorf("render era %s: OCP era %q has no file name table (render.SnapshotNameTables)", in.Era.Name, in.Era.OCPEra)
 	}
-	staging := in.StagingDir
-	if staging == "" {
-		tmp, err := os.MkdirTemp("", "lvms-rebase-render-")
-		if err != nil {
-			return nil, fmt.Errorf("creating staging directory: %w", err)
+	out := make([]component, 0, len(cs))
+	for _, c := range cs {
+		switch c {
+		case LVMSPart:
+			// kube-public holds the lvms-version ConfigMap.
+			out = append(out, component{in.Era.LVMSOverlay, LVMSDir, table.LVMS, []string{in.Era.Namespace, "kube-public"}, false})
+		case SnapshotPart:
+			out = append(out, component{in.Era.SnapshotOverlay, SnapshotDir, snapNames, []string{in.Era.SnapshotNamespace}, true})
+		default:
+			return nil, fmt.Errorf("render era %s: unknown component %d", in.Era.Name, c)
 		}
-		defer os.RemoveAll(tmp)
-		staging = tmp
-	} else if err := ensureEmptyDir(staging); err != nil {
-		return nil, err
 	}
-	if err := Stage(staging, in.Kustomize, in.LVMS, in.Snapshot); err != nil {
-		return nil, err
-	}
+	return out, nil
+}
 
-	out := &Output{ManagedDirs: []string{SnapshotDir, LVMSDir}}
-	components := []struct {
-		overlay, dir string
-		rules        []NameRule
-		namespaces   []string
-	}{
-		// kube-public holds the lvms-version ConfigMap.
-		{in.Era.LVMSOverlay, LVMSDir, table.LVMS, []string{in.Era.Namespace, "kube-public"}},
-		{in.Era.SnapshotOverlay, SnapshotDir, snapNames, []string{in.Era.SnapshotNamespace}},
+// stagingDir is dir, checked empty, or a temporary directory removed by the cleanup.
+func stagingDir(dir string) (string, func(), error) {
+	if dir != "" {
+		return dir, func() {}, ensureEmptyDir(dir)
 	}
-	for _, c := range components {
-		rm, err := Build(staging, c.overlay)
-		if err != nil {
-			return nil, fmt.Errorf("render era %s: %w", in.Era.Name, err)
-		}
-		files, err := split(rm, c.dir, c.rules)
-		if err != nil {
-			return nil, fmt.Errorf("render era %s, overlay %s: %w", in.Era.Name, c.overlay, err)
-		}
-		if err := checkNamespaces(files, c.namespaces); err != nil {
-			return nil, fmt.Errorf("render era %s, overlay %s: %w", in.Era.Name, c.overlay, err)
-		}
-		uses, err := checkImageRefs(files, in.Era)
-		if err != nil {
-			return nil, fmt.Errorf("render era %s, overlay %s: %w", in.Era.Name, c.overlay, err)
-		}
-		out.Images = append(out.Images, uses...)
-		if c.dir == SnapshotDir && !in.Era.SnapshotWebhook {
-			for _, f := range files {
-				if f.Kind == "ValidatingWebhookConfiguration" {
-					return nil, fmt.Errorf("render era %s, overlay %s: %s %q: the era ships no snapshot validation webhook", in.Era.Name, c.overlay, f.Kind, f.Name)
-				}
+	tmp, err := os.MkdirTemp("", "lvms-rebase-render-")
+	if err != nil {
+		return "", nil, fmt.Errorf("creating staging directory: %w", err)
+	}
+	return tmp, func() { os.RemoveAll(tmp) }, nil
+}
+
+// build runs krusty on the component's overlay of a staged tree and checks its files.
+func (c component) build(e era.Era, staging string) (*Part, error) {
+	rm, err := Build(staging, c.overlay)
+	if err != nil {
+		return nil, fmt.Errorf("render era %s: %w", e.Name, err)
+	}
+	files, err := split(rm, c.dir, c.rules)
+	if err != nil {
+		return nil, fmt.Errorf("render era %s, overlay %s: %w", e.Name, c.overlay, err)
+	}
+	if err := checkNamespaces(files, c.namespaces); err != nil {
+		return nil, fmt.Errorf("render era %s, overlay %s: %w", e.Name, c.overlay, err)
+	}
+	uses, err := checkImageRefs(files, e)
+	if err != nil {
+		return nil, fmt.Errorf("render era %s, overlay %s: %w", e.Name, c.overlay, err)
+	}
+	if c.snapshot && !e.SnapshotWebhook {
+		for _, f := range files {
+			if f.Kind == "ValidatingWebhookConfiguration" {
+				return nil, fmt.Errorf("render era %s, overlay %s: %s %q: the era ships no snapshot validation webhook", e.Name, c.overlay, f.Kind, f.Name)
 			}
 		}
-		out.Files = append(out.Files, files...)
 	}
-	if err := checkWebhookServices(out.Files, in.Era); err != nil {
-		return nil, fmt.Errorf("render era %s: %w", in.Era.Name, err)
-	}
-	if err := addAggregates(out, in.Aggregates); err != nil {
-		return nil, fmt.Errorf("render era %s: %w", in.Era.Name, err)
-	}
-	sort.Slice(out.Files, func(i, j int) bool { return out.Files[i].Path < out.Files[j].Path })
-	return out, nil
+	return &Part{Files: files, Images: uses}, nil
 }
 
 // addAggregates appends one multi-document file per aggregate, its documents being the

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 	"testing"
@@ -424,6 +425,49 @@ func TestDeterministic(t *testing.T) {
 	}
 	if want := []string{SnapshotDir, LVMSDir}; strings.Join(a.ManagedDirs, ",") != strings.Join(want, ",") {
 		t.Errorf("ManagedDirs = %v, want %v", a.ManagedDirs, want)
+	}
+}
+
+// TestPartsJoinToRender: every era's two overlays rendered apart (each from its own staging
+// tree, the LVMS part without the snapshot objects and the other way round) and joined give
+// Render's output, files, managed directories and image uses; a part names its own errors.
+func TestPartsJoinToRender(t *testing.T) {
+	for _, e := range era.Table {
+		t.Run(e.Name, func(t *testing.T) {
+			in := input(t, e)
+			want, err := Render(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lvms, err := RenderPart(Input{Era: e, Kustomize: in.Kustomize, LVMS: in.LVMS}, LVMSPart)
+			if err != nil {
+				t.Fatal(err)
+			}
+			snap, err := RenderPart(Input{Era: e, Kustomize: in.Kustomize, Snapshot: in.Snapshot}, SnapshotPart)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := Join(e, in.Aggregates, lvms, snap)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("joined parts differ from Render:\n got %d files, images %v, managed %v\nwant %d files, images %v, managed %v",
+					len(got.Files), got.Images, got.ManagedDirs, len(want.Files), want.Images, want.ManagedDirs)
+			}
+		})
+	}
+	e, err := era.For("4.17")
+	if err != nil {
+		t.Fatal(err)
+	}
+	noSnapNames := e
+	noSnapNames.OCPEra = "no-such-ocp-era"
+	if _, err := RenderPart(Input{Era: noSnapNames, Kustomize: lvmsrebase.Kustomize, LVMS: lvmsObjects(t, e)}, LVMSPart); err != nil {
+		t.Errorf("the LVMS part needs no snapshot name table: %v", err)
+	}
+	if _, err := RenderPart(Input{Era: noSnapNames, Kustomize: lvmsrebase.Kustomize}, SnapshotPart); err == nil || !strings.Contains(err.Error(), "no-such-ocp-era") {
+		t.Errorf("snapshot part without a name table: %v, want an error naming the OCP era", err)
 	}
 }
 

@@ -3,6 +3,7 @@ package source
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -20,55 +21,109 @@ import (
 // It checks the CSV's spec.version minor (bundleMinor) and each payload's release-metadata
 // version (equal to the tag, minor ocp), and resolves every relatedImage per arch. What it
 // read of the bundle and the payloads comes back parsed in Resolution.Content. The bundle
-// and the payloads resolve in parallel, as do the arches and the relatedImages (bounded by
-// Options.Concurrency); errors are reported in a fixed order (bundle, then payloads by arch).
+// and the payloads resolve in parallel (ResolveBundle, ResolvePayloads), as do the arches
+// and the relatedImages (bounded by Options.Concurrency); errors are reported in a fixed
+// order (bundle, then payloads by arch).
 func (s *Source) Resolve(ctx context.Context, ocp, bundleMinor string) (*Resolution, error) {
 	if _, err := era.ParseMinor(ocp); err != nil {
 		return nil, fmt.Errorf("OpenShift version %w", err)
 	}
-	// A pinned bundle without a wanted minor is taken for the minor its CSV says.
-	if bundleMinor == "" && s.opts.BundleRef == "" {
-		bundleMinor = ocp
+	if _, err := s.bundleMinor(ocp, bundleMinor); err != nil {
+		return nil, err
 	}
-	if bundleMinor != "" {
-		if _, err := era.ParseMinor(bundleMinor); err != nil {
-			return nil, fmt.Errorf("LVMS version %w", err)
-		}
-	}
-	res := &Resolution{OCP: ocp, Payloads: []PayloadRef{}, RelatedImages: []ImageDigests{}}
-	x := newContent()
-	var (
-		bundle           *BundleRef
-		related          []relatedImage
-		bundleErr, plErr error
-	)
-	// Neither branch cancels the other: each error is then a real one, and the bundle's is
-	// reported first, whatever finished first. They write disjoint fields of res.
+	var b, p *Resolution
+	var bundleErr, plErr error
+	// Neither half cancels the other: each error is then a real one, and the bundle's is
+	// reported first, whatever finished first.
 	var g errgroup.Group
 	g.Go(func() error {
-		if bundle, related, bundleErr = s.resolveBundle(ctx, bundleMinor, x); bundleErr != nil {
-			return nil
-		}
-		// The relatedImages need only the bundle: they overlap with the payloads.
-		sort.SliceStable(related, func(i, j int) bool { return related[i].Name < related[j].Name })
-		res.RelatedImages, bundleErr = s.relatedDigests(ctx, related)
+		b, bundleErr = s.ResolveBundle(ctx, ocp, bundleMinor)
 		return nil
 	})
 	g.Go(func() error {
-		plErr = s.resolvePayloads(ctx, ocp, res, x)
+		p, plErr = s.ResolvePayloads(ctx, ocp)
 		return nil
 	})
 	_ = g.Wait()
 	if err := fetch.FirstError(ctx, bundleErr, plErr); err != nil {
 		return nil, err
 	}
-	if bundle.skew != "" {
-		res.Warnings = append([]string{bundle.skew}, res.Warnings...)
-		bundle.skew = ""
+	return b.Join(p), nil
+}
+
+// ResolveBundle is the bundle half of Resolve: the bundle (its digest and content, its CSV
+// version checked against bundleMinor, default ocp unless a bundle is pinned) and its
+// relatedImages' per-arch digests. It reads no payload, so a caller can run it while the
+// payloads download (ResolvePayloads) and use the bundle first.
+func (s *Source) ResolveBundle(ctx context.Context, ocp, bundleMinor string) (*Resolution, error) {
+	bundleMinor, err := s.bundleMinor(ocp, bundleMinor)
+	if err != nil {
+		return nil, err
 	}
-	res.Bundle = *bundle
+	x := newContent()
+	bundle, related, err := s.resolveBundle(ctx, bundleMinor, x)
+	if err != nil {
+		return nil, err
+	}
+	res := &Resolution{OCP: ocp, Bundle: *bundle, Payloads: []PayloadRef{}, Content: x}
+	// The relatedImages need only the bundle: they overlap with the payloads.
+	sort.SliceStable(related, func(i, j int) bool { return related[i].Name < related[j].Name })
+	if res.RelatedImages, err = s.relatedDigests(ctx, related); err != nil {
+		return nil, err
+	}
+	if bundle.skew != "" {
+		res.Warnings = []string{bundle.skew}
+		res.Bundle.skew = ""
+	}
+	return res, nil
+}
+
+// bundleMinor is the LVMS minor a bundle resolution checks the CSV against: the one asked
+// for, else ocp's, else none when a bundle is pinned (taken for the minor its CSV says).
+func (s *Source) bundleMinor(ocp, asked string) (string, error) {
+	if asked == "" && s.opts.BundleRef == "" {
+		asked = ocp
+	}
+	if asked != "" {
+		if _, err := era.ParseMinor(asked); err != nil {
+			return "", fmt.Errorf("LVMS version %w", err)
+		}
+	}
+	return asked, nil
+}
+
+// ResolvePayloads is the payload half of Resolve: the payload rule and each arch's payload
+// (its digests and content, its version checked against its tag and ocp). It reads no
+// bundle.
+func (s *Source) ResolvePayloads(ctx context.Context, ocp string) (*Resolution, error) {
+	if _, err := era.ParseMinor(ocp); err != nil {
+		return nil, fmt.Errorf("OpenShift version %w", err)
+	}
+	res := &Resolution{OCP: ocp, Payloads: []PayloadRef{}, RelatedImages: []ImageDigests{}}
+	x := newContent()
+	if err := s.resolvePayloads(ctx, ocp, res, x); err != nil {
+		return nil, err
+	}
 	res.Content = x
 	return res, nil
+}
+
+// Join is the whole resolution made of its bundle half (r, from ResolveBundle) and its
+// payload half (p, from ResolvePayloads): the bundle's warnings come first, as Resolve
+// reports them, and the content holds both halves'.
+func (r *Resolution) Join(p *Resolution) *Resolution {
+	out := *r
+	out.Payloads, out.PayloadRule = p.Payloads, p.PayloadRule
+	out.Warnings = append(slices.Clone(r.Warnings), p.Warnings...)
+	x := newContent()
+	if r.Content != nil {
+		x.Bundle, x.BundleStats = r.Content.Bundle, r.Content.BundleStats
+	}
+	if p.Content != nil {
+		x.Payloads, x.PayloadStats = p.Content.Payloads, p.Content.PayloadStats
+	}
+	out.Content = x
+	return &out
 }
 
 func (s *Source) resolveBundle(ctx context.Context, minor string, x *Content) (*BundleRef, []relatedImage, error) {

@@ -59,6 +59,7 @@ type Registry struct {
 	archives map[string][]byte    // snapshot archives added at run time, by commit
 	rawFiles map[string]*rawIndex // commit → its archive's files, indexed once
 	network  *network
+	events   []Event // the timeline since the last ResetStats
 
 	closeOnce sync.Once
 	closeErr  error
@@ -165,7 +166,8 @@ func (r *Registry) Close() error {
 	return r.closeErr
 }
 
-// handler layers, outermost first: counting, faults, auth, then routing.
+// handler layers, outermost first: the timeline, the network model, counting, faults,
+// auth, then routing.
 func (r *Registry) handler(inner http.Handler) http.Handler {
 	route := http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		switch {
@@ -179,7 +181,7 @@ func (r *Registry) handler(inner http.Handler) http.Handler {
 			inner.ServeHTTP(w, req)
 		}
 	})
-	return r.network.handler(r.count(r.inject(r.auth(route))))
+	return r.timeline(r.network.handler(r.count(r.inject(r.auth(route)))))
 }
 
 func (r *Registry) auth(next http.Handler) http.Handler {

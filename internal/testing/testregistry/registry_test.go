@@ -481,6 +481,64 @@ func TestStatsCountBytes(t *testing.T) {
 	}
 }
 
+// TestTimeline: two requests sent together behind a 50 ms delay overlap in the timeline,
+// each from its arrival to its last byte, with its status and body bytes; one sent after
+// them starts after they ended; ResetStats empties it.
+func TestTimeline(t *testing.T) {
+	reg := testregistry.NewForTest(t, testregistry.Options{Fixtures: fixtureFS(t), Network: testregistry.Network{Delay: 50 * time.Millisecond}})
+	repo, layer := bundleLayer(t, reg)
+	reg.ResetStats()
+	get := func(p string) {
+		resp, err := http.Get(reg.URL() + p)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	blob := "/v2/" + strings.TrimPrefix(repo.String(), reg.Host()+"/") + "/blobs/" + layer.String()
+	done := make(chan struct{})
+	go func() { get("/v2/nothing/here/manifests/latest"); close(done) }()
+	get(blob)
+	<-done
+	get("/v2/")
+	ev := reg.Timeline()
+	if len(ev) != 3 {
+		t.Fatalf("timeline has %d events, want 3: %+v", len(ev), ev)
+	}
+	first, second, third := ev[0], ev[1], ev[2]
+	if !first.Start.Before(second.End) || !second.Start.Before(first.End) {
+		t.Errorf("the first two requests do not overlap: %+v", ev[:2])
+	}
+	if first.End.Sub(first.Start) < 50*time.Millisecond {
+		t.Errorf("an event lasts %s, less than the modelled delay", first.End.Sub(first.Start))
+	}
+	if third.Path != "/v2/" || third.Start.Before(first.End) || third.Start.Before(second.End) {
+		t.Errorf("the last request %+v should start after the first two ended", third)
+	}
+	for _, e := range ev[:2] {
+		switch e.Path {
+		case blob:
+			if e.Status != http.StatusOK || e.Bytes != reg.Stats().BytesFor(blob) || e.Bytes == 0 {
+				t.Errorf("blob event %+v, want 200 and the %d bytes counted", e, reg.Stats().BytesFor(blob))
+			}
+		default:
+			if e.Status != http.StatusNotFound {
+				t.Errorf("unknown manifest event %+v, want 404", e)
+			}
+		}
+	}
+	var b strings.Builder
+	if err := testregistry.WriteTimeline(&b, ev); err != nil || strings.Count(b.String(), "\n") != 4 || !strings.Contains(b.String(), blob) {
+		t.Errorf("WriteTimeline = %q, %v; want a header and 3 lines", b.String(), err)
+	}
+	reg.ResetStats()
+	if n := len(reg.Timeline()); n != 0 {
+		t.Errorf("ResetStats left %d events", n)
+	}
+}
+
 func TestStartErrors(t *testing.T) {
 	if _, err := testregistry.Start(testregistry.Options{Fixtures: fstestEmpty{}}); err == nil {
 		t.Error("Start with an empty fixture tree succeeded")

@@ -72,11 +72,12 @@ func (r *Registry) Stats() Stats {
 	return out
 }
 
-// ResetStats zeroes the counters.
+// ResetStats zeroes the counters and empties the timeline.
 func (r *Registry) ResetStats() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.stats = map[statKey]*PathStats{}
+	r.events = nil
 }
 
 func (r *Registry) record(method, path string, requests int, bytes int64) {
@@ -92,13 +93,25 @@ func (r *Registry) record(method, path string, requests int, bytes int64) {
 	p.Bytes += bytes
 }
 
-// countingWriter counts body bytes; it keeps Hijack reachable for fault injection.
+// countingWriter counts body bytes and remembers the status; it keeps Hijack reachable for
+// fault injection.
 type countingWriter struct {
 	http.ResponseWriter
-	n int64
+	n      int64
+	status int
+}
+
+func (c *countingWriter) WriteHeader(code int) {
+	if c.status == 0 {
+		c.status = code
+	}
+	c.ResponseWriter.WriteHeader(code)
 }
 
 func (c *countingWriter) Write(b []byte) (int, error) {
+	if c.status == 0 {
+		c.status = http.StatusOK
+	}
 	n, err := c.ResponseWriter.Write(b)
 	c.n += int64(n)
 	return n, err

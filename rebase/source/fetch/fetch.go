@@ -56,6 +56,11 @@ func (c *Client) baseRemoteOpts() []remote.Option {
 		remote.WithRetryPredicate(func(error) bool { return false }),
 		remote.WithRetryStatusCodes(),
 		remote.WithUserAgent("lvms-rebase"),
+		// ggcr bounds the blob downloads of one puller (default 4); ours is shared by the
+		// bundle's and the payloads' fetches, which overlap, so its bound is two fan-outs'
+		// (each fan-out is bounded by Concurrency): the bundle's small blobs do not queue
+		// behind the payloads' large layers.
+		remote.WithJobs(max(2*c.opts.Concurrency, 4)),
 	}
 }
 

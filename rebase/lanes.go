@@ -1,0 +1,293 @@
+package rebase
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/lvms-rebase/lvms-rebase/rebase/bundle"
+	"github.com/lvms-rebase/lvms-rebase/rebase/era"
+	"github.com/lvms-rebase/lvms-rebase/rebase/payload"
+	"github.com/lvms-rebase/lvms-rebase/rebase/render"
+	"github.com/lvms-rebase/lvms-rebase/rebase/snapshot"
+	"github.com/lvms-rebase/lvms-rebase/rebase/source"
+)
+
+// A cold run's wall time is set by the network: round trips that depend on each other and
+// the payloads' top layers over the link. So the fetches, and the work that needs only
+// their results, run ahead of the phases in two lanes, both started by resolve:
+//
+//	bundle lane:  LVMS choice → bundle resolved and parsed (tags, manifest, blobs,
+//	              relatedImages) → era → translated → LVMS overlay rendered
+//	payload lane: payloads resolved and parsed (tags, manifests, config and top layers) →
+//	              snapshot commit → snapshot files (once the era is known) → translated
+//
+// The payload lane lists the release tags while the bundle lane lists the bundle's, and the
+// bundle is translated and its overlay rendered while the payloads' layers download. The
+// phases still run in their order, each waiting for its step of a lane and recording it
+// (warnings, fetch stats, errors) as it did when it did the work itself: the result, the
+// order of its warnings and the error reported do not depend on which lane finished first.
+// A lane stops at its first error (its later steps report that error); a failed phase
+// cancels both lanes, and the run waits for them before it returns.
+
+// future is one lane step's outcome, set once.
+type future[T any] struct {
+	once sync.Once
+	done chan struct{}
+	v    T
+	err  error
+}
+
+func newFuture[T any]() *future[T] { return &future[T]{done: make(chan struct{})} }
+
+// set records the outcome; later calls are ignored.
+func (f *future[T]) set(v T, err error) {
+	f.once.Do(func() {
+		f.v, f.err = v, err
+		close(f.done)
+	})
+}
+
+// wait blocks until the step is done. Lanes always finish (they stop on the run's context),
+// so it needs no context of its own.
+func (f *future[T]) wait() (T, error) {
+	<-f.done
+	return f.v, f.err
+}
+
+// bundleResolved is the bundle lane's first step: the LVMS choice and the bundle half of
+// the resolution.
+type bundleResolved struct {
+	choice era.Choice
+	res    *source.Resolution
+}
+
+// eraChosen is the choice completed from the bundle's CSV (and, with --check, the lock's
+// rule) and the era it gives.
+type eraChosen struct {
+	choice era.Choice
+	era    era.Era
+}
+
+// snapshotCommit is the snapshot-controller operator commit the payloads name, with a
+// warning when they disagree.
+type snapshotCommit struct {
+	commit   string
+	warnings []string
+}
+
+// styledFile is one rendered file of the LVMS overlay and what keepStyle made of it.
+type styledFile struct {
+	data, styled []byte
+	err          error
+}
+
+// lvmsRendered is the LVMS overlay rendered ahead of the snapshot assets.
+type lvmsRendered struct {
+	part   *render.Part
+	styled map[string]styledFile
+}
+
+// lanes are the steps the phases wait for.
+type lanes struct {
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	resolved *future[bundleResolved]
+	era      *future[eraChosen]
+	tr       *future[*bundle.Result]
+	lvms     *future[lvmsRendered]
+
+	payloadsResolved *future[*source.Resolution]
+	commit           *future[snapshotCommit]
+	assets           *future[*snapshot.Assets]
+	snap             *future[*snapshot.Result]
+}
+
+// startLanes starts both lanes under a context the run cancels when it stops.
+func (r *runner) startLanes(ctx context.Context) *lanes {
+	ctx, cancel := context.WithCancel(ctx)
+	l := &lanes{
+		cancel:           cancel,
+		resolved:         newFuture[bundleResolved](),
+		era:              newFuture[eraChosen](),
+		tr:               newFuture[*bundle.Result](),
+		lvms:             newFuture[lvmsRendered](),
+		payloadsResolved: newFuture[*source.Resolution](),
+		commit:           newFuture[snapshotCommit](),
+		assets:           newFuture[*snapshot.Assets](),
+		snap:             newFuture[*snapshot.Result](),
+	}
+	l.wg.Add(2)
+	go func() {
+		defer l.wg.Done()
+		r.bundleLane(ctx, l)
+	}()
+	go func() {
+		defer l.wg.Done()
+		r.payloadLane(ctx, l)
+	}()
+	return l
+}
+
+// stop cancels the lanes and waits for them; a run returns only after its lanes ended.
+func (l *lanes) stop() {
+	if l == nil {
+		return
+	}
+	l.cancel()
+	l.wg.Wait()
+}
+
+// errLaneStopped is what the steps after a failed one report. The failed step's phase
+// comes first and reports the cause, so a run never prints it.
+var errLaneStopped = errors.New("an earlier step of this input failed")
+
+// stopAfter ends a lane at err: every step not yet done reports errLaneStopped.
+func stopAfter(err error, steps ...interface{ fail(error) }) {
+	if err == nil {
+		return
+	}
+	for _, s := range steps {
+		s.fail(fmt.Errorf("%w: %w", errLaneStopped, err))
+	}
+}
+
+func (f *future[T]) fail(err error) {
+	var zero T
+	f.set(zero, err)
+}
+
+// bundleLane chooses the LVMS minor, resolves the bundle, translates it and renders its
+// overlay.
+func (r *runner) bundleLane(ctx context.Context, l *lanes) {
+	var err error
+	defer func() { stopAfter(err, l.resolved, l.era, l.tr, l.lvms) }()
+	var b bundleResolved
+	if b.choice, err = ChooseLVMS(ctx, r.src, r.opts.Source, r.opts.OCP, r.opts.LVMS); err != nil {
+		l.resolved.fail(err)
+		return
+	}
+	// The bundle comes back parsed (Resolution.Content) for the fetch phases.
+	if b.res, err = r.src.ResolveBundle(ctx, r.opts.OCP, b.choice.Minor); err != nil {
+		l.resolved.fail(err)
+		return
+	}
+	l.resolved.set(b, nil)
+	var e eraChosen
+	if e, err = r.chooseEra(b); err != nil {
+		l.era.fail(err)
+		return
+	}
+	l.era.set(e, nil)
+	var tr *bundle.Result
+	if tr, err = translateBundle(b.res, e.era); err != nil {
+		l.tr.fail(err)
+		return
+	}
+	l.tr.set(tr, nil)
+	l.lvms.set(r.renderLVMS(tr, e.era))
+}
+
+// chooseEra completes the LVMS choice from the bundle's CSV when the bundle was pinned,
+// applies the lock's rule again with --check, and combines the eras of both minors.
+func (r *runner) chooseEra(b bundleResolved) (eraChosen, error) {
+	c := b.choice
+	if c.Minor == "" {
+		m, err := MinorOf(b.res.Bundle.CSVVersion)
+		if err != nil {
+			return eraChosen{}, fmt.Errorf("bundle %s: CSV spec.version: %w", b.res.Bundle.Ref, err)
+		}
+		c.Minor = m
+	}
+	if old := r.result.old; r.opts.Mode == ModeCheck && old != nil && old.LVMS != nil {
+		// --check pins the bundle, not the minor: the recorded rule is applied again to it.
+		c = lockedChoice(r.opts.OCP, old.LVMS, c.Minor)
+	}
+	e, err := era.Combine(r.opts.OCP, c.Minor)
+	return eraChosen{choice: c, era: e}, err
+}
+
+// translateBundle turns the bundle's CSV and manifests into the era's objects and image keys.
+func translateBundle(res *source.Resolution, e era.Era) (*bundle.Result, error) {
+	c, err := resolvedContent(res)
+	if err != nil {
+		return nil, err
+	}
+	tr, err := bundle.Translate(c.Bundle, e, bundle.Options{VersionTag: res.Bundle.Version})
+	if err != nil {
+		return nil, fmt.Errorf("bundle %s: %w", res.Bundle.Ref, err)
+	}
+	return tr, nil
+}
+
+// renderLVMS renders the LVMS overlay and styles its files after the checkout's; the render
+// phase joins it with the snapshot overlay.
+func (r *runner) renderLVMS(tr *bundle.Result, e era.Era) (lvmsRendered, error) {
+	part, err := render.RenderPart(render.Input{Era: e, Kustomize: r.opts.Kustomize, LVMS: tr.Objects}, render.LVMSPart)
+	if err != nil {
+		return lvmsRendered{}, err
+	}
+	out := lvmsRendered{part: part, styled: map[string]styledFile{}}
+	for _, f := range part.Files {
+		styled, err := keepStyle(r.opts.MicroShiftDir, []render.File{f}, nil)
+		out.styled[f.Path] = styledFile{data: f.Data, styled: styled[f.Path], err: err}
+	}
+	return out, nil
+}
+
+// payloadLane resolves the payloads, then reads and translates the snapshot assets at the
+// commit they name.
+func (r *runner) payloadLane(ctx context.Context, l *lanes) {
+	var err error
+	defer func() { stopAfter(err, l.payloadsResolved, l.commit, l.assets, l.snap) }()
+	var res *source.Resolution
+	if res, err = r.src.ResolvePayloads(ctx, r.opts.OCP); err != nil {
+		l.payloadsResolved.fail(err)
+		return
+	}
+	l.payloadsResolved.set(res, nil)
+	var sc snapshotCommit
+	if sc, err = commitOf(res); err != nil {
+		l.commit.fail(err)
+		return
+	}
+	l.commit.set(sc, nil)
+	var e eraChosen
+	if e, err = l.era.wait(); err != nil {
+		return
+	}
+	var a *snapshot.Assets
+	if a, err = r.loadSnapshotAssets(ctx, e.era, sc.commit); err != nil {
+		l.assets.fail(err)
+		return
+	}
+	l.assets.set(a, nil)
+	l.snap.set(snapshot.Translate(a, e.era))
+}
+
+// commitOf is the snapshot-controller operator commit of the first payload, with a warning
+// for each other payload that names another.
+func commitOf(res *source.Resolution) (snapshotCommit, error) {
+	refs := res.Payloads
+	if res.Content == nil || len(refs) == 0 || res.Content.Payloads[refs[0].Arch] == nil {
+		return snapshotCommit{}, errors.New("the resolution holds no payload content (it did not come from source.Resolve)")
+	}
+	commit, err := res.Content.Payloads[refs[0].Arch].SnapshotOperatorCommit()
+	if err != nil {
+		return snapshotCommit{}, fmt.Errorf("payload %s: %w", refs[0].Ref, err)
+	}
+	sc := snapshotCommit{commit: commit}
+	for _, p := range refs[1:] {
+		loaded := res.Content.Payloads[p.Arch]
+		if loaded == nil {
+			continue // fetch-payloads names it
+		}
+		if c, err := loaded.SnapshotOperatorCommit(); err == nil && c != commit {
+			sc.warnings = append(sc.warnings, fmt.Sprintf("payloads disagree on the %s commit: %s has %s, %s has %s; using %s",
+				payload.SnapshotOperatorTag, refs[0].Arch, commit, p.Arch, c, commit))
+		}
+	}
+	return sc, nil
+}
