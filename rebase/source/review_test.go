@@ -1,34 +1,19 @@
 package source
 
 import (
-	"bytes"
-	"context"
 	"io"
 	"log"
-	"log/slog"
-	"net"
-	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/registry"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
-	"github.com/lvms-rebase/lvms-rebase/internal/testing/fixtures"
+	"github.com/lvms-rebase/lvms-rebase/internal/testing/testregistry"
 )
-
-// dialTo returns a transport that connects every request to addr whatever its host, so
-// tests can give a loopback server a private-network or look-alike name.
-func dialTo(addr string) *http.Transport {
-	return &http.Transport{DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
-		var d net.Dialer
-		return d.DialContext(ctx, network, addr)
-	}}
-}
 
 // TestPlainHTTPOnlyForLoopbackOrInsecure: ggcr falls back to plain http for RFC 1918
 // addresses and *.localhost on its own; without --insecure-registry nothing but loopback may
@@ -38,7 +23,7 @@ func TestPlainHTTPOnlyForLoopbackOrInsecure(t *testing.T) {
 	addr := w.reg.host()
 	for _, host := range []string{"10.1.2.3:5000", "192.168.7.8:5000", "registry.localhost:5000", "127.evil.example:5000"} {
 		image := host + "/" + operatorRep + "@" + w.operatorList
-		o := Options{CacheDir: t.TempDir(), Transport: dialTo(addr), Retry: RetryOptions{Attempts: 1}}
+		o := Options{CacheDir: t.TempDir(), Transport: testregistry.DialTo(addr), Retry: RetryOptions{Attempts: 1}}
 		_, err := newSource(t, o).ImageDigests(ctx(t), image, []string{"x86_64"})
 		if err == nil {
 			t.Errorf("%s without --insecure-registry: pulled over plain http", host)
@@ -49,19 +34,6 @@ func TestPlainHTTPOnlyForLoopbackOrInsecure(t *testing.T) {
 		}
 	}
 
-	// The same rule for FetchURL, including a host that only looks like 127.x.
-	srv := newFileServer(t, "/x.tar.gz", string(fixtures.GitHubArchive("x", "")))
-	o := Options{CacheDir: t.TempDir(), Transport: dialTo(srv.host()), Retry: RetryOptions{Attempts: 1}}
-	for _, u := range []string{"http://127.evil.example/x.tar.gz", "http://10.1.2.3/x.tar.gz"} {
-		if _, err := newSource(t, o).FetchURL(ctx(t), u); err == nil || !strings.Contains(err.Error(), "plain http") {
-			t.Errorf("FetchURL(%s): error %v, want a plain http refusal", u, err)
-		}
-	}
-	if rc, err := newSource(t, o).FetchURL(ctx(t), "http://127.0.0.2/x.tar.gz"); err != nil {
-		t.Errorf("loopback 127.0.0.2: %v", err)
-	} else {
-		rc.Close()
-	}
 }
 
 // --offline with an empty cache says which cache it looked in, for tags and digests alike.
@@ -121,35 +93,5 @@ func TestInsecureDoesNotLeak(t *testing.T) {
 	o.Mirrors = nil
 	if _, err := newSource(t, o).FetchURL(ctx(t), "https://"+hostB+"/v2/"); err == nil || !strings.Contains(err.Error(), "certificate") {
 		t.Errorf("FetchURL to the other host: error %v, want a certificate failure", err)
-	}
-}
-
-// A token in a URL's query (pre-signed or private downloads) stays out of errors and logs.
-func TestFetchURLNeverEchoesQueryToken(t *testing.T) {
-	const secret = "tok3n-hunter2"
-	srv := newFileServer(t, "/x.tar.gz", string(fixtures.GitHubArchive("x", "")))
-	srv.inject(fault{match: "/x.tar.gz", kind: faultStatus, status: 503, times: -1})
-	var logs bytes.Buffer
-	o := Options{CacheDir: t.TempDir(), Retry: RetryOptions{Attempts: 2, Backoff: time.Millisecond},
-		Logger: slog.New(slog.NewTextHandler(&logs, nil))}
-	for _, u := range []string{
-		srv.srv.URL + "/x.tar.gz?token=" + secret,              // HTTP 503, retried
-		"http://127.0.0.1:1/x.tar.gz?token=" + secret,          // connection refused
-		"https://example.com/x.tar.gz?token=" + secret + "%zz", // malformed
-		"ftp://example.com/x?token=" + secret,                  // wrong scheme
-	} {
-		for _, offline := range []bool{false, true} {
-			o.Offline = offline
-			_, err := newSource(t, o).FetchURL(ctx(t), u)
-			if err == nil {
-				t.Fatalf("FetchURL(%q) succeeded", u)
-			}
-			if strings.Contains(err.Error(), secret) {
-				t.Errorf("offline=%v: FetchURL(%q) error leaks the token: %v", offline, u, err)
-			}
-		}
-	}
-	if strings.Contains(logs.String(), secret) {
-		t.Errorf("log leaks the token:\n%s", logs.String())
 	}
 }

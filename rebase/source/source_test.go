@@ -7,9 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"io"
 	"log/slog"
-	"net/http"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -24,7 +22,6 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
-	"github.com/lvms-rebase/lvms-rebase/internal/testing/fixtures"
 	"github.com/lvms-rebase/lvms-rebase/internal/testing/testregistry"
 	"github.com/lvms-rebase/lvms-rebase/rebase/extract"
 )
@@ -635,36 +632,6 @@ func TestHostileBundle(t *testing.T) {
 	}
 }
 
-func TestFetchURL(t *testing.T) {
-	w := newWorld(t, worldOpts{})
-	_ = w
-	body := string(fixtures.GitHubArchive("x-abc", ""))
-	srv := newFileServer(t, "/github.com/openshift/x/archive/abc.tar.gz", body)
-	o := Options{CacheDir: t.TempDir(), Retry: RetryOptions{Attempts: 3, Backoff: time.Millisecond}}
-	srv.inject(fault{match: "archive", kind: faultStatus, status: 502, times: 1})
-	s := newSource(t, o)
-	u := srv.srv.URL + "/github.com/openshift/x/archive/abc.tar.gz"
-	for _, offline := range []bool{false, true} {
-		o.Offline = offline
-		s = newSource(t, o)
-		rc, err := s.FetchURL(ctx(t), u)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := readAll(t, rc)
-		if got != body {
-			t.Fatalf("offline=%v: body %d bytes", offline, len(got))
-		}
-	}
-	if _, err := s.FetchURL(ctx(t), "http://example.com/x.tar.gz"); err == nil || !strings.Contains(err.Error(), "plain http") {
-		t.Fatalf("error %v", err)
-	}
-	o.Offline = false
-	if _, err := newSource(t, o).FetchURL(ctx(t), srv.srv.URL+"/missing"); err == nil || !strings.Contains(err.Error(), "404") {
-		t.Fatalf("error %v", err)
-	}
-}
-
 type rawEntry struct {
 	name, body, link string
 	typ              byte
@@ -681,26 +648,4 @@ func mkRawTar(t *testing.T, entries ...rawEntry) []byte {
 	}
 	_ = tw.Close()
 	return buf.Bytes()
-}
-
-func readAll(t *testing.T, rc io.ReadCloser) string {
-	defer rc.Close()
-	b, err := io.ReadAll(rc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
-// newFileServer serves one file at path through the fault-injecting wrapper.
-func newFileServer(t *testing.T, path, body string) *testRegistry {
-	r := newTestRegistry(t)
-	r.inner = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		if req.URL.Path != path {
-			http.NotFound(w, req)
-			return
-		}
-		_, _ = io.WriteString(w, body)
-	})
-	return r
 }
