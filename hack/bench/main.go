@@ -486,13 +486,14 @@ func runChild(ctx context.Context, rusage, name string, args []string, stdoutPat
 	if err := json.Unmarshal(data, &u); err != nil {
 		return Measurement{}, fmt.Errorf("%s: %w", usagePath, err)
 	}
-	return Measurement{WallSeconds: u.WallSeconds, PeakRSSKiB: u.PeakRSSKiB}, nil
+	return Measurement{WallSeconds: u.WallSeconds, PeakRSSKiB: u.PeakRSSKiB, CPUSeconds: u.CPUSeconds}, nil
 }
 
 // usage is what hack/bench/rusage measured (its Usage type).
 type usage struct {
 	WallSeconds float64 `json:"wallSeconds"`
 	PeakRSSKiB  int64   `json:"peakRSSKiB"`
+	CPUSeconds  float64 `json:"cpuSeconds"`
 }
 
 // tail returns the last lines of a log for an error message.

@@ -10,8 +10,12 @@ import (
 // Measurement is what one pipeline run cost: wall time of the child process, what the
 // registry served while it ran, and the child's peak resident set size.
 type Measurement struct {
-	Name         string  `json:"name"`
-	WallSeconds  float64 `json:"wallSeconds"`
+	Name        string  `json:"name"`
+	WallSeconds float64 `json:"wallSeconds"`
+	// CPUSeconds is the child's user and system time (the children it waited for included):
+	// a wall time far above the critical path with little CPU was waiting, one with much CPU
+	// on a loaded machine was waiting for a CPU.
+	CPUSeconds   float64 `json:"cpuSeconds"`
 	BytesFetched int64   `json:"bytesFetched"`
 	Requests     int     `json:"requests"`
 	BlobGETs     int     `json:"blobGETs"`
@@ -221,9 +225,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 func (m *MinorResult) writeTable(b *strings.Builder) error {
 	fmt.Fprintf(b, "\nOCP %s: payload %s, bundle %s, %d files written\n", m.OCP, m.PayloadVersion, m.Bundle, m.Files)
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "run\twall\tfetched\tvs minimal\trequests\tblob GETs\tmanifest GETs\tpeak RSS\t")
+	fmt.Fprintln(tw, "run\twall\tcpu\tfetched\tvs minimal\trequests\tblob GETs\tmanifest GETs\tpeak RSS\t")
 	for _, x := range []Measurement{m.Cold, m.Warm, m.Legacy} {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t\n", x.Name, seconds(x.WallSeconds), humanBytes(x.BytesFetched),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t\n", x.Name, seconds(x.WallSeconds), seconds(x.CPUSeconds), humanBytes(x.BytesFetched),
 			times(ratio(float64(x.BytesFetched), float64(m.MinimalBytes))), x.Requests, x.BlobGETs, x.ManifestGETs,
 			humanBytes(x.PeakRSSKiB*1024))
 	}

@@ -29,6 +29,10 @@ type Usage struct {
 	// PeakRSSKiB is ru_maxrss of the command, which includes the maxima of the children it
 	// waited for.
 	PeakRSSKiB int64 `json:"peakRSSKiB"`
+	// CPUSeconds is the command's user and system time: next to the wall time it says how
+	// much of a run was computing, and how much waiting (for the network, or for a CPU on a
+	// loaded machine).
+	CPUSeconds float64 `json:"cpuSeconds"`
 }
 
 func main() {
@@ -59,7 +63,8 @@ func run(args []string) (int, error) {
 	if cmd.ProcessState == nil {
 		return 1, runErr
 	}
-	u := Usage{WallSeconds: time.Since(start).Seconds(), PeakRSSKiB: peakRSSKiB(cmd.ProcessState)}
+	ps := cmd.ProcessState
+	u := Usage{WallSeconds: time.Since(start).Seconds(), PeakRSSKiB: peakRSSKiB(ps), CPUSeconds: (ps.UserTime() + ps.SystemTime()).Seconds()}
 	data, err := json.Marshal(u)
 	if err != nil {
 		return 1, err

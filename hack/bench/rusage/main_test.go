@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 )
 
@@ -68,5 +69,26 @@ func TestFloorIsSmall(t *testing.T) {
 	}
 	if u.PeakRSSKiB <= 0 || u.PeakRSSKiB > 20<<10 {
 		t.Errorf("peak RSS of sh under the wrapper = %d KiB; want a floor under 20 MiB", u.PeakRSSKiB)
+	}
+}
+
+// TestCPUTime: a command that computes reports its CPU time, no more than it ran for on
+// the machine's CPUs.
+func TestCPUTime(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "usage.json")
+	busy := "i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done"
+	if code, err := run([]string{"-o", out, "--", "sh", "-c", busy}); code != 0 || err != nil {
+		t.Fatalf("run = %d, %v", code, err)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var u Usage
+	if err := json.Unmarshal(data, &u); err != nil {
+		t.Fatal(err)
+	}
+	if u.CPUSeconds <= 0 || u.CPUSeconds > u.WallSeconds*float64(runtime.NumCPU()) {
+		t.Errorf("usage = %+v; want a CPU time above 0 and within the wall time on %d CPUs", u, runtime.NumCPU())
 	}
 }
