@@ -32,6 +32,7 @@ import (
 	"github.com/lvms-rebase/lvms-rebase/applier/internal/assets"
 	"github.com/lvms-rebase/lvms-rebase/applier/internal/atomicfile"
 	"github.com/lvms-rebase/lvms-rebase/applier/internal/kube"
+	"github.com/lvms-rebase/lvms-rebase/applier/releasefile"
 )
 
 // Defaults for Options fields left empty.
@@ -397,19 +398,26 @@ func (pl *preparation) resolveImages(context.Context) error {
 	if pl.images = pl.o.Images; pl.images != nil {
 		return nil
 	}
-	rel, err := fs.Sub(pl.o.Assets, assets.ReleaseDir)
+	rel, err := fs.Sub(pl.o.Assets, releasefile.Dir)
 	if err != nil {
 		return fmt.Errorf("release images: %w", err)
 	}
-	if pl.images, err = releaseImages(rel, pl.o.Arch); err != nil {
-		return fmt.Errorf("assets %s/: %w", assets.ReleaseDir, err)
+	f, err := releasefile.Read(rel, pl.o.Arch)
+	if err == nil {
+		pl.images, err = f.TemplateImages()
+		if err != nil {
+			err = fmt.Errorf("%s: %w", releasefile.FileName(pl.o.Arch), err)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("assets %s/: %w", releasefile.Dir, err)
 	}
 	return nil
 }
 
 // renderAssets executes the gated templates with the images and lvmd configuration.
 func (pl *preparation) renderAssets(context.Context) error {
-	params := map[string]any{"ReleaseImage": pl.images, "lvmd": pl.lvmdStr, "SocketName": pl.socketName}
+	params := map[string]any{releasefile.TemplateField: pl.images, "lvmd": pl.lvmdStr, "SocketName": pl.socketName}
 	return pl.render(pl.files, params, pl.lvmdStr)
 }
 

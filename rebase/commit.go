@@ -8,6 +8,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/lvms-rebase/lvms-rebase/applier/releasefile"
 	"github.com/lvms-rebase/lvms-rebase/rebase/lock"
 	"github.com/lvms-rebase/lvms-rebase/rebase/recipe"
 )
@@ -22,7 +23,7 @@ var commitPhases = []struct {
 	// The branch's own record: last_rebase_lvms.sh, or last_lvms_rebase.sh up to 4.17; the
 	// message names it as that branch's script does (recordMessage).
 	{"", func(_ string, _, records []string) []string { return records }},
-	{"update LVMS images", func(string, []string, []string) []string { return []string{"assets/release"} }},
+	{"update LVMS images", func(string, []string, []string) []string { return []string{releasefile.RepoDir} }},
 	// The recipes ride with the manifests: they list exactly the files of that commit, so
 	// presubmit.py passes on every commit of the series.
 	{"update LVMS manifests", func(root string, managed, _ []string) []string {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/Masterminds/semver/v3"
 
+	"github.com/lvms-rebase/lvms-rebase/applier/releasefile"
 	"github.com/lvms-rebase/lvms-rebase/rebase/era"
 	"github.com/lvms-rebase/lvms-rebase/rebase/lock"
 	"github.com/lvms-rebase/lvms-rebase/rebase/option"
@@ -35,7 +36,7 @@ const (
 )
 
 // BaseFile is the release JSON whose release.base gives the tree's OpenShift minor.
-const BaseFile = "assets/release/release-x86_64.json"
+var BaseFile = releasefile.RepoPath("x86_64")
 
 // LastRebaseFile records the payloads MicroShift's own rebase.sh used.
 const LastRebaseFile = "scripts/auto-rebase/last_rebase.sh"

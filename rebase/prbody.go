@@ -1,7 +1,6 @@
 package rebase
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
@@ -12,8 +11,8 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/lvms-rebase/lvms-rebase/applier/releasefile"
 	"github.com/lvms-rebase/lvms-rebase/rebase/bundle"
-	"github.com/lvms-rebase/lvms-rebase/rebase/era"
 	"github.com/lvms-rebase/lvms-rebase/rebase/recipe"
 	"github.com/lvms-rebase/lvms-rebase/rebase/render"
 	"github.com/lvms-rebase/lvms-rebase/rebase/review"
@@ -64,10 +63,10 @@ func prBody(in prInput) string {
 	// Image digests per arch from the release JSONs.
 	var imgLines []string
 	for _, p := range sortedUnion(in.after) {
-		if !strings.HasPrefix(p, "assets/release/release-") {
+		arch, ok := releasefile.ArchOf(p)
+		if !ok {
 			continue
 		}
-		arch := strings.TrimSuffix(strings.TrimPrefix(path.Base(p), "release-"), ".json")
 		oldImgs, newImgs := releaseImages(in.before[p]), releaseImages(in.after[p])
 		for _, k := range sortedUnion(oldImgs, newImgs) {
 			o, n := oldImgs[k], newImgs[k]
@@ -87,7 +86,7 @@ func prBody(in prInput) string {
 	// CRDs.
 	var crds []string
 	for _, p := range sortedUnion(in.before, in.after) {
-		if strings.HasPrefix(p, "assets/release/") {
+		if path.Dir(p) == releasefile.RepoDir {
 			continue
 		}
 		o, n := objectOf(in.before[p]), objectOf(in.after[p])
@@ -172,7 +171,7 @@ func bundleEvolution(b *strings.Builder, in prInput) {
 	for _, img := range in.undeclared {
 		var rels []string
 		for _, a := range in.arches {
-			rels = append(rels, "release-"+a+".json")
+			rels = append(rels, releasefile.FileName(a))
 		}
 		imgs = append(imgs, fmt.Sprintf("- `%s` (`%s`) → release key `%s` in %s; %s; not declared in the era table: review and declare it",
 			img.Name, img.Ref, img.Key, strings.Join(rels, ", "), usesOf(in.imageUses, img.Key)))
@@ -197,14 +196,14 @@ func bundleEvolution(b *strings.Builder, in prInput) {
 func usesOf(uses []render.ImageUse, key string) string {
 	var at []string
 	for _, u := range uses {
-		if u.Key == era.TemplateKey(key) {
+		if u.Key == releasefile.TemplateKey(key) {
 			at = append(at, fmt.Sprintf("`%s` %s", u.File, u.Field))
 		}
 	}
 	if len(at) == 0 {
 		return "no shipped file uses it"
 	}
-	return fmt.Sprintf("used as `{{ .ReleaseImage.%s }}` in %s", era.TemplateKey(key), strings.Join(at, ", "))
+	return fmt.Sprintf("used as `%s` in %s", releasefile.Placeholder(key), strings.Join(at, ", "))
 }
 
 func section(b *strings.Builder, title string, lines []string, empty string) {
@@ -231,12 +230,12 @@ func objectOf(data []byte) prObject {
 	return o
 }
 
+// releaseImages are a release file's images; none when it is absent or unreadable (the tree
+// was checked before the run).
 func releaseImages(data []byte) map[string]string {
-	var f struct {
-		Images map[string]string `json:"images"`
-	}
-	if data != nil {
-		_ = json.Unmarshal(data, &f)
+	f, err := releasefile.Parse(data)
+	if err != nil {
+		return nil
 	}
 	return f.Images
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/lvms-rebase/lvms-rebase/applier/releasefile"
 	"github.com/lvms-rebase/lvms-rebase/rebase/option"
 	"github.com/lvms-rebase/lvms-rebase/rebase/recipe"
 	"github.com/lvms-rebase/lvms-rebase/release"
@@ -20,7 +21,7 @@ import (
 func (r *runner) preflight() error {
 	r.releaseData = map[string][]byte{}
 	for _, a := range r.src.Arches() {
-		rel := releasePath(a)
+		rel := releasefile.RepoPath(a)
 		data, err := os.ReadFile(filepath.Join(r.opts.MicroShiftDir, filepath.FromSlash(rel)))
 		if err != nil {
 			return fmt.Errorf("%s %s: reading %s: expected MicroShift's release JSON for %s: %w", option.MicroShiftDir, r.opts.MicroShiftDir, rel, a, err)
@@ -51,8 +52,6 @@ func (r *runner) preflight() error {
 	}
 	return nil
 }
-
-func releasePath(arch string) string { return "assets/release/release-" + arch + ".json" }
 
 // gitPreflight checks that --commit can commit: root is inside a git work tree and git knows
 // who the author and committer are.

@@ -26,6 +26,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/lvms-rebase/lvms-rebase/applier/redact"
+	"github.com/lvms-rebase/lvms-rebase/applier/releasefile"
 	"github.com/lvms-rebase/lvms-rebase/internal/arch"
 	"github.com/lvms-rebase/lvms-rebase/rebase/bundle"
 	"github.com/lvms-rebase/lvms-rebase/rebase/era"
@@ -549,7 +550,7 @@ func (r *runner) mergeReleases() error {
 	res.Images = r.archImages
 	res.ReleaseChanges = map[string]*release.Change{}
 	for _, a := range r.arches {
-		rel := releasePath(a)
+		rel := releasefile.RepoPath(a)
 		merged, change, err := release.MergeWith(r.releaseData[a], r.era, r.archImages[a], r.mergeOptions(r.translated))
 		if err != nil {
 			return fmt.Errorf("%s: %w", rel, err)

@@ -9,7 +9,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-	"testing/fstest"
 
 	"github.com/lvms-rebase/lvms-rebase/rebase/era"
 )
@@ -203,45 +202,6 @@ func TestMergeErrors(t *testing.T) {
 				t.Fatalf("error %v, want %q", err, tc.want)
 			}
 		})
-	}
-}
-
-func TestImages(t *testing.T) {
-	fsys := fstest.MapFS{
-		"release-x86_64.json":  {Data: read(t, "release-4.16-x86_64.json")},
-		"release-aarch64.json": {Data: read(t, "release-4.18-aarch64.json")},
-		"release-broken.json":  {Data: []byte(`{"release":{}}`)},
-		"release-clash.json":   {Data: []byte(`{"release":{"base":"b"},"images":{"a-b":"1","a_b":"2"}}`)},
-	}
-	base, imgs, err := Images(fsys, "x86_64")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if base != "4.16.0-0.nightly-2026-08-18-124557" {
-		t.Errorf("base %q", base)
-	}
-	if imgs["csi_snapshot_controller"] == "" || imgs["topolvm_csi"] == "" || imgs["haproxy_router"] == "" {
-		t.Errorf("images not keyed with underscores: %v", imgs)
-	}
-	for k := range imgs {
-		if strings.Contains(k, "-") {
-			t.Errorf("key %q keeps a dash", k)
-		}
-	}
-	base, imgs, err = Images(fsys, "aarch64")
-	if err != nil || !strings.Contains(base, "arm64") || imgs["lvms_operator"] == "" {
-		t.Errorf("aarch64: %q %v %v", base, imgs, err)
-	}
-	for _, c := range []struct{ arch, want string }{
-		{"s390x", "reading release file release-s390x.json for arch s390x"},
-		{"", `architecture "": expected`},
-		{"../x", `architecture "../x"`},
-		{"broken", "release-broken.json: field release.base is missing"},
-		{"clash", "release-clash.json: keys differing only in '-'/'_' map to a_b"},
-	} {
-		if _, _, err := Images(fsys, c.arch); err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("Images(%q) error %v, want %q", c.arch, err, c.want)
-		}
 	}
 }
 

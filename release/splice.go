@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+
+	"github.com/lvms-rebase/lvms-rebase/applier/releasefile"
 )
 
 // span is where one member of "images" sits in the file: lead is the whitespace before its
@@ -29,7 +31,7 @@ type imagesLayout struct {
 // and everything outside "images" (indentation, key order, line endings, release.base)
 // stays byte for byte. It reports false when the layout cannot be read or "images" is empty,
 // and the caller then re-encodes.
-func splice(data []byte, images []member) ([]byte, bool) {
+func splice(data []byte, images []releasefile.Member) ([]byte, bool) {
 	lay, err := layoutOf(data)
 	if err != nil {
 		return nil, false
@@ -45,14 +47,14 @@ func splice(data []byte, images []member) ([]byte, bool) {
 	var b bytes.Buffer
 	b.Write(data[:lay.open])
 	for i, m := range images {
-		sp, ok := byKey[m.key]
+		sp, ok := byKey[m.Key]
 		if !ok {
 			sp = span{lead: last.lead, sep: last.sep}
 		}
 		b.Write(sp.lead)
-		b.Write(jsonString(m.key))
+		b.Write(jsonString(m.Key))
 		b.Write(sp.sep)
-		b.Write(m.value)
+		b.Write(m.Value)
 		if i < len(images)-1 {
 			b.WriteByte(',')
 		}
@@ -65,7 +67,7 @@ func splice(data []byte, images []member) ([]byte, bool) {
 // spliceEmpty fills an empty "images" object: members go one level deeper than the
 // "images" key, on lines of their own when the key has one (same line ends and indentation
 // unit), the closing brace back at the key's indentation.
-func spliceEmpty(data []byte, lay *imagesLayout, images []member) []byte {
+func spliceEmpty(data []byte, lay *imagesLayout, images []releasefile.Member) []byte {
 	if len(images) == 0 {
 		return data
 	}
@@ -76,9 +78,9 @@ func spliceEmpty(data []byte, lay *imagesLayout, images []member) []byte {
 	for i, m := range images {
 		b.Write(lead)
 		b.Write(unit)
-		b.Write(jsonString(m.key))
+		b.Write(jsonString(m.Key))
 		b.Write(lay.key.sep)
-		b.Write(m.value)
+		b.Write(m.Value)
 		if i < len(images)-1 {
 			b.WriteByte(',')
 		}

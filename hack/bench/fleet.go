@@ -10,6 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/lvms-rebase/lvms-rebase/applier/releasefile"
 	"github.com/lvms-rebase/lvms-rebase/internal/testing/testregistry"
 )
 
@@ -73,7 +74,7 @@ func makeBenchClone(ctx context.Context, dir, microshift string, names, minors [
 			return err
 		}
 		for _, a := range []string{"x86_64", "aarch64"} {
-			p := filepath.Join(dir, "assets/release/release-"+a+".json")
+			p := filepath.Join(dir, filepath.FromSlash(releasefile.RepoPath(a)))
 			data, err := os.ReadFile(p)
 			if err != nil {
 				return err

@@ -20,7 +20,7 @@ import (
 	k8syaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
-	"github.com/lvms-rebase/lvms-rebase/internal/jsonvalue"
+	"github.com/lvms-rebase/lvms-rebase/applier/jsonvalue"
 )
 
 // Bundle directory layout (operator-framework registry+v1).

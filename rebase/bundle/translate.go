@@ -13,8 +13,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/lvms-rebase/lvms-rebase/applier/jsonvalue"
+	"github.com/lvms-rebase/lvms-rebase/applier/releasefile"
 	"github.com/lvms-rebase/lvms-rebase/internal/imageref"
-	"github.com/lvms-rebase/lvms-rebase/internal/jsonvalue"
 	"github.com/lvms-rebase/lvms-rebase/internal/kinds"
 	"github.com/lvms-rebase/lvms-rebase/rebase/era"
 )
@@ -246,7 +247,7 @@ func (t *translator) images() error {
 
 func (t *translator) addImage(img Image) {
 	t.res.Images = append(t.res.Images, img)
-	p := fmt.Sprintf("{{ .ReleaseImage.%s }}", era.TemplateKey(img.Key))
+	p := releasefile.Placeholder(img.Key)
 	if _, dup := t.placeholders[img.Ref]; !dup {
 		t.placeholders[img.Ref] = p
 	}
@@ -288,10 +289,10 @@ func (t *translator) templateAll() {
 func (t *translator) checkKeys() error {
 	seen := map[string]string{}
 	for _, k := range t.e.PayloadImages {
-		seen[era.TemplateKey(k.Key)] = "payload image " + k.Name
+		seen[releasefile.TemplateKey(k.Key)] = "payload image " + k.Name
 	}
 	for _, img := range t.res.Images {
-		tk := era.TemplateKey(img.Key)
+		tk := releasefile.TemplateKey(img.Key)
 		if prev, ok := seen[tk]; ok {
 			return fmt.Errorf("%s: relatedImage %s: release key %q collides with %s", t.where(), img.Name, img.Key, prev)
 		}

@@ -5,7 +5,10 @@
 // in an overlay, never an `if minor >= …` in code.
 package era
 
-import "github.com/lvms-rebase/lvms-rebase/applier/eras"
+import (
+	"github.com/lvms-rebase/lvms-rebase/applier/eras"
+	"github.com/lvms-rebase/lvms-rebase/applier/releasefile"
+)
 
 // Driver is the storage implementation MicroShift deploys in an era. The applier names the
 // same eras at run time, so the names are declared once, in the applier module's package eras.
@@ -159,18 +162,6 @@ func (e Era) IncludesBundleObject(kind, name string) bool {
 	return false
 }
 
-// TemplateKey turns a release-JSON key into the name templates use: MicroShift replaces
-// '-' with '_' when it loads the file (pkg/release).
-func TemplateKey(key string) string {
-	out := []byte(key)
-	for i, c := range out {
-		if c == '-' {
-			out[i] = '_'
-		}
-	}
-	return string(out)
-}
-
 // Unshipped names a relatedImage an era deliberately does not ship, and why.
 type Unshipped struct {
 	Name string
@@ -182,5 +173,5 @@ type Unshipped struct {
 // (lvms-operator → lvms_operator), so a key declared later for the same image is the same.
 // Such an image is still written and templated, with a warning asking to declare it.
 func DerivedKey(relatedImageName string) string {
-	return TemplateKey(relatedImageName)
+	return releasefile.TemplateKey(relatedImageName)
 }

@@ -28,7 +28,7 @@ import (
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 	"sigs.k8s.io/yaml"
 
-	"github.com/lvms-rebase/lvms-rebase/internal/jsonvalue"
+	"github.com/lvms-rebase/lvms-rebase/applier/jsonvalue"
 )
 
 // Docs decodes every non-empty document of a YAML (or JSON) file into its JSON value with

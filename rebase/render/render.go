@@ -33,6 +33,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
 
+	"github.com/lvms-rebase/lvms-rebase/applier/releasefile"
 	"github.com/lvms-rebase/lvms-rebase/internal/imageref"
 	"github.com/lvms-rebase/lvms-rebase/internal/kinds"
 	"github.com/lvms-rebase/lvms-rebase/rebase/era"
@@ -510,11 +511,11 @@ func checkWebhookServices(files []File, e era.Era) error {
 
 // templatePrefix starts every image reference an asset may carry: MicroShift fills it from
 // release-<arch>.json, so the per-arch digests and image lists stay in one place.
-const templatePrefix = "{{ .ReleaseImage."
+const templatePrefix = "{{ ." + releasefile.TemplateField + "."
 
 // placeholderRE is a release placeholder as the bundle translation and the snapshot patches
 // write it; MicroShift's template engine accepts any spacing.
-var placeholderRE = regexp.MustCompile(`\{\{-?\s*\.ReleaseImage\.([A-Za-z0-9_]+)\s*-?\}\}`)
+var placeholderRE = regexp.MustCompile(`\{\{-?\s*\.` + releasefile.TemplateField + `\.([A-Za-z0-9_]+)\s*-?\}\}`)
 
 // ImageUse is one release placeholder in a shipped file: where an image of the release JSONs
 // is used.

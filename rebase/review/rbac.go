@@ -7,7 +7,7 @@ import (
 
 	rbacv1 "k8s.io/api/rbac/v1"
 
-	"github.com/lvms-rebase/lvms-rebase/internal/jsonvalue"
+	"github.com/lvms-rebase/lvms-rebase/applier/jsonvalue"
 )
 
 // Escalation classes.

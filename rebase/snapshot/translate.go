@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	k8syaml "k8s.io/apimachinery/pkg/util/yaml"
 
-	"github.com/lvms-rebase/lvms-rebase/internal/jsonvalue"
+	"github.com/lvms-rebase/lvms-rebase/applier/jsonvalue"
 	"github.com/lvms-rebase/lvms-rebase/internal/strictyaml"
 	"github.com/lvms-rebase/lvms-rebase/rebase/era"
 )

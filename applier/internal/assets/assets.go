@@ -27,13 +27,14 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/lvms-rebase/lvms-rebase/applier/eras"
+	"github.com/lvms-rebase/lvms-rebase/applier/jsonvalue"
 )
 
-// Asset directories under assets/, as the rebase writes them.
+// Component directories under assets/, as the rebase writes them (the release files are
+// package releasefile's).
 const (
 	StorageDir  = "components/lvms"
 	SnapshotDir = "components/csi-snapshot-controller"
-	ReleaseDir  = "release"
 )
 
 // Component tells which gate an object belongs to.
@@ -235,7 +236,9 @@ func IsBuiltin(gvk schema.GroupVersionKind) bool {
 // Sanitize round-trips objects of built-in kinds through their Go types, which drops fields the
 // API does not have (the CSV-derived assets carry a Deployment `label:` map and
 // `roleRef.namespace`). Applying and comparing the typed form means the live object can be
-// compared with what was sent.
+// compared with what was sent. Zero metav1.Time fields (creationTimestamp, also in pod
+// templates) marshal as null; a null in an apply configuration is noise at best, so none are
+// sent (jsonvalue.FromTyped).
 func Sanitize(u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	gvk := u.GroupVersionKind()
 	typed, err := typedScheme.New(gvk)
@@ -244,20 +247,17 @@ func Sanitize(u *unstructured.Unstructured) (*unstructured.Unstructured, error) 
 		// drops (status, nulls such as creationTimestamp), so the live object can contain it.
 		out := u.DeepCopy()
 		delete(out.Object, "status")
-		dropNulls(out.Object)
+		jsonvalue.PruneNulls(out.Object)
 		return out, nil
 	}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, typed); err != nil {
+	if err := jsonvalue.ToTyped(u.Object, typed); err != nil {
 		return nil, fmt.Errorf("decoding %s as %s: %w", RefOf(u), gvk, err)
 	}
-	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(typed)
+	m, err := jsonvalue.FromTyped(typed)
 	if err != nil {
 		return nil, fmt.Errorf("encoding %s: %w", RefOf(u), err)
 	}
 	delete(m, "status")
-	// Zero metav1.Time fields (creationTimestamp, also in pod templates) marshal as null; a null in
-	// an apply configuration is noise at best, so none are sent.
-	dropNulls(m)
 	out := &unstructured.Unstructured{Object: m}
 	out.SetGroupVersionKind(gvk)
 	return out, nil
@@ -289,23 +289,4 @@ func StripComments(data []byte) []byte {
 		}
 	}
 	return out
-}
-
-// dropNulls removes every null value from maps under v, in place.
-
-func dropNulls(v any) {
-	switch x := v.(type) {
-	case map[string]any:
-		for k, val := range x {
-			if val == nil {
-				delete(x, k)
-				continue
-			}
-			dropNulls(val)
-		}
-	case []any:
-		for _, val := range x {
-			dropNulls(val)
-		}
-	}
 }

@@ -1,6 +1,7 @@
-// Package jsonvalue is the one home of JSON-value normalisation: how typed API values become
-// unstructured content and back (runtime.DefaultUnstructuredConverter, the API machinery's
-// own conversion), and how documents decoded with encoding/json get the number types
+// Package jsonvalue is the one home, for the applier and lvms-rebase alike, of JSON-value
+// normalisation: how typed API values become unstructured content and back
+// (runtime.DefaultUnstructuredConverter, the API machinery's own conversion) without the nulls
+// typed zero values leave, and how documents decoded with encoding/json get the number types
 // unstructured objects hold, so objects from either path compare and render the same.
 package jsonvalue
 
