@@ -271,7 +271,7 @@ func TestLvmdChangeRollsOnlyNodeTemplate(t *testing.T) {
 		t.Errorf("generation %d→%d, checksum %s, data %q", gen, ds.GetGeneration(), sum, data)
 	}
 	// Only the comment changes: same canonical config, so nothing rolls.
-	os.WriteFile(o.LvmdPath, []byte("# another comment\ndevice-classes:\n- volume-group: data\n  name: default\n  default: true\n  spare-gb: 0\n"), 0o644)
+	mustWriteFile(t, o.LvmdPath, []byte("# another comment\ndevice-classes:\n- volume-group: data\n  name: default\n  default: true\n  spare-gb: 0\n"), 0o644)
 	e.assertNoop(o, res)
 
 	// Drift on a field the applier owns is put back; the create-only LVMCluster is not touched.
@@ -378,7 +378,7 @@ func TestDriverNone(t *testing.T) {
 	e := newEnv(t)
 	o := testOptions(t, "4.18")
 	o.Storage = StorageConfig{Driver: DriverNone}
-	os.WriteFile(o.LvmdPath, []byte("device-classes:\n- name: a\n  volume-group: vg\n  default: true\n"), 0o644)
+	mustWriteFile(t, o.LvmdPath, []byte("device-classes:\n- name: a\n  volume-group: vg\n  default: true\n"), 0o644)
 	res := e.apply(o)
 	if len(res.Warnings) == 0 || !strings.Contains(res.Warnings[0], "lvmd config file exists") {
 		t.Errorf("warnings %q", res.Warnings)
@@ -510,8 +510,9 @@ func forward(c net.Conn, target string) {
 		return
 	}
 	defer u.Close()
-	go io.Copy(u, c)
-	io.Copy(c, u)
+	// A relay: either side closing ends it, and neither copy's error is the test's concern.
+	go func() { _, _ = io.Copy(u, c) }()
+	_, _ = io.Copy(c, u)
 }
 
 func TestConcurrentApply(t *testing.T) {

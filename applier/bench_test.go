@@ -144,8 +144,11 @@ func renderForKubectl(b *testing.B, o Options) (crdDir, restDir string) {
 	}
 	dir := b.TempDir()
 	crdDir, restDir = filepath.Join(dir, "crds"), filepath.Join(dir, "rest")
-	os.Mkdir(crdDir, 0o755)
-	os.Mkdir(restDir, 0o755)
+	for _, d := range []string{crdDir, restDir} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			b.Fatal(err)
+		}
+	}
 	for i, ob := range pl.objects {
 		u := ob.Obj.DeepCopy()
 		target := restDir

@@ -2,9 +2,7 @@ package applier
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"os"
 	"slices"
 
 	"sigs.k8s.io/yaml"
@@ -58,20 +56,6 @@ func LoadStorageConfig(configFile, dropInDir string) (StorageConfig, error) {
 		return StorageConfig{}, err
 	}
 	return parseStorageConfig(name, raw)
-}
-
-// readStorageConfig reads the storage section of a single MicroShift config.yaml. A missing file
-// is the zero config; unknown keys inside storage are errors naming the file. LoadStorageConfig
-// adds the drop-ins, as MicroShift reads them.
-func readStorageConfig(path string) (StorageConfig, error) {
-	data, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return StorageConfig{}, nil
-	}
-	if err != nil {
-		return StorageConfig{}, fmt.Errorf("reading MicroShift config %s: %w", path, err)
-	}
-	return parseStorageConfig(path, data)
 }
 
 // parseStorageConfig decodes the storage section of config.yaml content; name is used in errors.

@@ -1,7 +1,6 @@
 package applier
 
 import (
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -126,8 +125,8 @@ func TestLoadStorageConfig(t *testing.T) {
 			dir := t.TempDir()
 			for name, data := range tc.files {
 				p := filepath.Join(dir, name)
-				os.MkdirAll(filepath.Dir(p), 0o755)
-				os.WriteFile(p, []byte(data), 0o644)
+				mustMkdirAll(t, filepath.Dir(p), 0o755)
+				mustWriteFile(t, p, []byte(data), 0o644)
 			}
 			got, err := LoadStorageConfig(filepath.Join(dir, "config.yaml"), filepath.Join(dir, "config.d"))
 			if tc.wantErr != "" {

@@ -39,7 +39,7 @@ func (e *env) applyErr(o Options) (*Result, error) {
 func TestBadLvmdFailsStorageOnly(t *testing.T) {
 	e := newEnv(t)
 	o := testOptions(t, "4.18")
-	os.WriteFile(o.LvmdPath, []byte("device-classes:\n- name: a\n  volume-group: vg\n  default: true\n- name: b\n  volume-group: vg\n  spare-gb: -3\n"), 0o644)
+	mustWriteFile(t, o.LvmdPath, []byte("device-classes:\n- name: a\n  volume-group: vg\n  default: true\n- name: b\n  volume-group: vg\n  spare-gb: -3\n"), 0o644)
 	res, err := e.applyErr(o)
 	var le *LvmdError
 	var ce *ComponentError
@@ -100,7 +100,7 @@ const thinLvmd = "device-classes:\n- name: thin\n  volume-group: rhel\n  default
 func TestDefaultVolumeSnapshotClass(t *testing.T) {
 	e := newEnv(t)
 	o := testOptions(t, "4.18")
-	os.WriteFile(o.LvmdPath, []byte(thinLvmd), 0o644)
+	mustWriteFile(t, o.LvmdPath, []byte(thinLvmd), 0o644)
 	res := e.apply(o)
 	if !slices.ContainsFunc(res.Created, defaultVSCRef.SameObject) {
 		t.Fatalf("created %v, want %s", refsNamed(res.Created), defaultVSCRef)
@@ -149,7 +149,7 @@ func TestDefaultVolumeSnapshotClassExisting(t *testing.T) {
 		t.Fatal(err)
 	}
 	o.Storage.Driver = DriverDefault
-	os.WriteFile(o.LvmdPath, []byte(thinLvmd), 0o644)
+	mustWriteFile(t, o.LvmdPath, []byte(thinLvmd), 0o644)
 	res := e.apply(o)
 	if _, ok := e.get(defaultVSCRef); ok || slices.ContainsFunc(res.Created, defaultVSCRef.SameObject) {
 		t.Errorf("a second default VolumeSnapshotClass was created next to the administrator's")
@@ -214,8 +214,8 @@ func TestDropInConfig(t *testing.T) {
 	}
 	for name, data := range files {
 		p := filepath.Join(dir, name)
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		os.WriteFile(p, []byte(data), 0o644)
+		mustMkdirAll(t, filepath.Dir(p), 0o755)
+		mustWriteFile(t, p, []byte(data), 0o644)
 	}
 	storage, err := LoadStorageConfig(filepath.Join(dir, "config.yaml"), filepath.Join(dir, "config.d"))
 	if err != nil {

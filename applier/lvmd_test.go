@@ -3,7 +3,6 @@ package applier
 import (
 	"context"
 	"errors"
-	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -230,13 +229,13 @@ func TestLoadLvmd(t *testing.T) {
 		t.Fatalf("defaults: %+v %+v %v", c, src, err)
 	}
 	good := filepath.Join(dir, "lvmd.yaml")
-	os.WriteFile(good, []byte("device-classes:\n- name: a\n  volume-group: vg\n  default: true\n"), 0o644)
+	mustWriteFile(t, good, []byte("device-classes:\n- name: a\n  volume-group: vg\n  default: true\n"), 0o644)
 	c, src, err = loadLvmd(context.Background(), good, failingVGs{})
 	if err != nil || src.Message != "Read from "+good || c.DeviceClasses[0].Name != "a" {
 		t.Fatalf("user file: %+v %+v %v", c, src, err)
 	}
 	bad := filepath.Join(dir, "bad.yaml")
-	os.WriteFile(bad, []byte("device-classes:\n- name: a\n"), 0o644)
+	mustWriteFile(t, bad, []byte("device-classes:\n- name: a\n"), 0o644)
 	if _, _, err = loadLvmd(context.Background(), bad, StaticVolumeGroups{"vg"}); err == nil || !strings.Contains(err.Error(), "volume-group") {
 		t.Fatalf("bad user file must be an error, not defaults: %v", err)
 	}

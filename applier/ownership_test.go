@@ -2,7 +2,6 @@ package applier
 
 import (
 	"context"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -201,7 +200,7 @@ const designLvmd = `device-classes:
 func TestSnapshotClassForThinNonDefault(t *testing.T) {
 	e := newEnv(t)
 	o := testOptions(t, "4.18")
-	os.WriteFile(o.LvmdPath, []byte(designLvmd), 0o644)
+	mustWriteFile(t, o.LvmdPath, []byte(designLvmd), 0o644)
 	res := e.apply(o)
 	if !slices.ContainsFunc(res.Created, defaultVSCRef.SameObject) {
 		t.Fatalf("created %v, want %s", refsNamed(res.Created), defaultVSCRef)

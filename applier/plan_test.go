@@ -253,7 +253,7 @@ func overlay(base fs.FS, files map[string]string) fs.FS {
 // 4.14/4.15 assets template lvmd's socket path (`{{ Dir .SocketName }}`) from the lvmd config.
 func TestPrepareSocketName(t *testing.T) {
 	o := testOptions(t, "4.16")
-	os.WriteFile(o.LvmdPath, []byte("socket-name: /run/custom/lvmd.sock\ndevice-classes:\n- name: a\n  volume-group: rhel\n  default: true\n"), 0o644)
+	mustWriteFile(t, o.LvmdPath, []byte("socket-name: /run/custom/lvmd.sock\ndevice-classes:\n- name: a\n  volume-group: rhel\n  default: true\n"), 0o644)
 	const file = "components/lvms/topolvm-node_daemonset.yaml"
 	data, err := fs.ReadFile(o.Assets, file)
 	if err != nil {
@@ -273,7 +273,7 @@ func TestPrepareSocketName(t *testing.T) {
 func TestPrepareNoLVM(t *testing.T) {
 	o := testOptions(t, "4.18")
 	o.VolumeGroups = failingVGs{}
-	os.WriteFile(o.LvmdPath, []byte("device-classes:\n- name: a\n  volume-group: vg\n  default: true\n"), 0o644)
+	mustWriteFile(t, o.LvmdPath, []byte("device-classes:\n- name: a\n  volume-group: vg\n  default: true\n"), 0o644)
 	pl := mustPrepare(t, o)
 	if pl.result.Plan.Storage || len(pl.result.Warnings) != 1 || !strings.Contains(pl.result.Warnings[0], "LVM is not installed") {
 		t.Fatalf("plan %+v warnings %q", pl.result.Plan, pl.result.Warnings)
@@ -376,7 +376,7 @@ func TestDiscoveryHonoursDeadlineOnHungServer(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/version" {
 			w.Header().Set("Content-Type", "application/json")
-			io.WriteString(w, `{"major":"1","minor":"37","gitVersion":"v1.37.0"}`)
+			_, _ = io.WriteString(w, `{"major":"1","minor":"37","gitVersion":"v1.37.0"}`) // the client reports a failed write
 			return
 		}
 		select {
@@ -425,7 +425,7 @@ func TestPrepareBadLvmd(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			o := testOptions(t, "4.18")
 			o.VolumeGroups = vgs
-			os.WriteFile(o.LvmdPath, []byte("device-classes:\n- name: a\n  volume-group: vg\n  default: true\n- name: b\n  volume-group: vg\n  spare-gb: -3\n"), 0o644)
+			mustWriteFile(t, o.LvmdPath, []byte("device-classes:\n- name: a\n  volume-group: vg\n  default: true\n- name: b\n  volume-group: vg\n  spare-gb: -3\n"), 0o644)
 			pl := mustPrepare(t, o)
 			var le *LvmdError
 			if !errors.As(pl.storageErr, &le) || le.Field != "device-classes[1].spare-gb" || le.File != o.LvmdPath {

@@ -3,7 +3,6 @@ package applier
 import (
 	"context"
 	"errors"
-	"os"
 	"strings"
 	"testing"
 
@@ -64,7 +63,7 @@ func TestHostProblems(t *testing.T) {
 func TestPreflightMissingVolumeGroup(t *testing.T) {
 	e := newEnv(t)
 	o := testOptions(t, "4.18")
-	os.WriteFile(o.LvmdPath, []byte(strings.ReplaceAll(designLvmd, "volume-group: rhel\n  type: thin", "volume-group: data\n  type: thin")), 0o644)
+	mustWriteFile(t, o.LvmdPath, []byte(strings.ReplaceAll(designLvmd, "volume-group: rhel\n  type: thin", "volume-group: data\n  type: thin")), 0o644)
 	res, err := e.applyErr(o)
 	var le *LvmdError
 	var ce *ComponentError

@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # Runs the MicroShift-shaped consumer module (hack/consumer, see its doc.go) the way MicroShift
-# would build it after docs/embedding.md's patch: a temporary copy of the module gets an assets/
-# tree (the golden rebase output testdata/golden/tree-4.22/assets, main's layout) to embed, its
-# replace points at this checkout's applier/, and then
+# would build it after docs/embedding.md's patch: in a temporary copy with the assets to embed
+# and the applier replaced by this checkout's (hack/consumer-copy.sh),
 #   1. its requirements must be MicroShift release-4.17's (applier/testdata/microshift-requirements.txt)
 #      for every module both require, with -mod=readonly: requiring the applier moved none;
 #   2. go build, go vet and go test run it against the real kube-apiserver harness
@@ -14,11 +13,8 @@ GO="${GO:-go}"
 root=$(pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-cp -R hack/consumer/. "$tmp/"
-mkdir -p "$tmp/assets"
-cp -R testdata/golden/tree-4.22/assets/components testdata/golden/tree-4.22/assets/release "$tmp/assets/"
+GO="$GO" hack/consumer-copy.sh "$tmp"
 cd "$tmp"
-"$GO" mod edit -replace "github.com/lvms-rebase/lvms-rebase/applier=${root}/applier"
 export GOFLAGS=-mod=readonly
 
 # 1. Every module that provides a package to the consumer's build (tests included) and that

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os/exec"
 	"path"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -70,8 +71,12 @@ func Open(repo, rev string) (*Tree, error) {
 		if len(f) != 4 {
 			return nil, fmt.Errorf("git ls-tree %s: unexpected line %q", rev, rec)
 		}
-		var size int64
-		fmt.Sscan(f[3], &size) // "-" for a submodule: 0
+		var size int64 // "-" for a submodule: 0
+		if f[3] != "-" {
+			if size, err = strconv.ParseInt(f[3], 10, 64); err != nil {
+				return nil, fmt.Errorf("git ls-tree %s: unexpected size in %q", rev, rec)
+			}
+		}
 		t.files[name] = entry{mode: f[0], oid: f[2], size: size}
 	}
 	return t, nil

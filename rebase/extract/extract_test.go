@@ -18,7 +18,6 @@ type entry struct {
 	name     string
 	typ      byte
 	body     string
-	size     int64 // overrides len(body) in the header when non-zero
 	linkname string
 }
 

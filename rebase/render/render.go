@@ -295,7 +295,7 @@ func addAggregates(out *Output, aggs []Aggregate) error {
 			}
 		}
 		out.Files = append(out.Files, File{Path: a.Path, Data: bytes.Join(docs, []byte("---\n"))})
-		out.Files = slices.DeleteFunc(out.Files, func(f File) bool { return a.only(f) })
+		out.Files = slices.DeleteFunc(out.Files, a.only)
 	}
 	return nil
 }
@@ -397,7 +397,9 @@ func writeGenerated(dir string, objs []*unstructured.Unstructured) error {
 func safeName(s string) string {
 	b := []byte(s)
 	for i, c := range b {
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '.') {
+		switch {
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9', c == '-', c == '.':
+		default:
 			b[i] = '_'
 		}
 	}

@@ -21,11 +21,19 @@ func TestLoadRefusesAnotherCommitsTarball(t *testing.T) {
 		tw := tar.NewWriter(zw)
 		for _, p := range required {
 			body := "kind: X\n"
-			tw.WriteHeader(&tar.Header{Name: top + "/" + p, Typeflag: tar.TypeReg, Mode: 0o644, Size: int64(len(body))})
-			tw.Write([]byte(body))
+			if err := tw.WriteHeader(&tar.Header{Name: top + "/" + p, Typeflag: tar.TypeReg, Mode: 0o644, Size: int64(len(body))}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := tw.Write([]byte(body)); err != nil {
+				t.Fatal(err)
+			}
 		}
-		tw.Close()
-		zw.Close()
+		if err := tw.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := zw.Close(); err != nil {
+			t.Fatal(err)
+		}
 		p := filepath.Join(t.TempDir(), "assets.tar.gz")
 		if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
 			t.Fatal(err)

@@ -30,7 +30,6 @@ func TestKillHelper(t *testing.T) {
 		fmt.Println("lock failed:", err)
 		os.Exit(1)
 	}
-	defer unlock()
 	files := want()
 	if mode := os.Getenv("TREE_KILL_MODE"); mode != "" {
 		files = failMarkerFsync(at, mode == "marker-kept")
@@ -46,6 +45,7 @@ func TestKillHelper(t *testing.T) {
 	if _, err := Write(root, files, managed); err != nil {
 		fmt.Println("write failed:", err)
 	}
+	unlock() // os.Exit runs no deferred calls
 	fmt.Println("finished")
 	os.Exit(0)
 }

@@ -450,8 +450,11 @@ func TestUnifiedRandom(t *testing.T) {
 		}
 		// diff(1) may choose other, equally short edits; compare hunk line counts instead.
 		fa, fb := filepath.Join(dir, "a"), filepath.Join(dir, "b")
-		os.WriteFile(fa, []byte(a), 0o644)
-		os.WriteFile(fb, []byte(b), 0o644)
+		for p, data := range map[string]string{fa: a, fb: b} {
+			if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
 		out, _ := exec.Command(diffBin, "-u", fa, fb).Output()
 		ref := string(out)
 		if idx := strings.Index(ref, "@@"); idx >= 0 {
@@ -488,11 +491,15 @@ func apply(t *testing.T, a, u string) string {
 		if strings.HasPrefix(l, "@@") {
 			var as, al int
 			spec := strings.Fields(l)[1][1:]
+			var err error
 			if strings.Contains(spec, ",") {
-				fmt.Sscanf(spec, "%d,%d", &as, &al)
+				_, err = fmt.Sscanf(spec, "%d,%d", &as, &al)
 			} else {
-				fmt.Sscanf(spec, "%d", &as)
+				_, err = fmt.Sscanf(spec, "%d", &as)
 				al = 1
+			}
+			if err != nil {
+				t.Fatalf("hunk header %q: %v", l, err)
 			}
 			start := as - 1
 			if al == 0 {
@@ -561,8 +568,8 @@ func TestWriteRollbackFailure(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "backups kept in") {
 		t.Fatalf("err = %v", err)
 	}
-	bak := err.Error()[strings.Index(err.Error(), "backups kept in ")+len("backups kept in "):]
-	bak = bak[:strings.Index(bak, ":")]
+	_, bak, _ := strings.Cut(err.Error(), "backups kept in ")
+	bak, _, _ = strings.Cut(bak, ":")
 	entries, rerr := os.ReadDir(bak)
 	if rerr != nil || len(entries) == 0 {
 		t.Fatalf("backups not kept in %s: %v", bak, rerr)

@@ -134,7 +134,7 @@ func Read(fsys fs.FS) ([]File, error) {
 		n := len(files)
 		for _, e := range entries {
 			p := path.Join(d.dir, e.Name())
-			if e.IsDir() || !(strings.HasSuffix(p, ".yaml") || strings.HasSuffix(p, ".yml")) {
+			if e.IsDir() || (!strings.HasSuffix(p, ".yaml") && !strings.HasSuffix(p, ".yml")) {
 				continue
 			}
 			if _, skip := skippedFiles[p]; skip {

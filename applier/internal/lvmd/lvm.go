@@ -25,11 +25,8 @@ func VolumeGroups(ctx context.Context, vgs string) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("running %s: %w", path, err)
 	}
-	var names []string // nil, not empty, without volume groups
-	for _, f := range strings.Fields(string(out)) {
-		names = append(names, f)
-	}
-	return names, nil
+	var names []string // nil, not empty, without volume groups (appending none keeps it nil)
+	return append(names, strings.Fields(string(out))...), nil
 }
 
 // ThinPool is an LVM thin pool: a logical volume of a volume group.

@@ -35,11 +35,11 @@ func writeKubeconfig(t *testing.T, cfg *rest.Config) string {
 func TestApplyCommandUsage(t *testing.T) {
 	dir := t.TempDir()
 	kc := filepath.Join(dir, "kubeconfig")
-	os.WriteFile(kc, []byte("apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: https://127.0.0.1:1\ncontexts:\n- name: c\n  context:\n    cluster: c\ncurrent-context: c\n"), 0o600)
+	mustWriteFile(t, kc, []byte("apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: https://127.0.0.1:1\ncontexts:\n- name: c\n  context:\n    cluster: c\ncurrent-context: c\n"), 0o600)
 	badCfg := filepath.Join(dir, "config.yaml")
-	os.WriteFile(badCfg, []byte("storage:\n  optionalCsiComponents: [none, snapshot-controller]\n"), 0o644)
+	mustWriteFile(t, badCfg, []byte("storage:\n  optionalCsiComponents: [none, snapshot-controller]\n"), 0o644)
 	badLvmd := filepath.Join(dir, "lvmd.yaml")
-	os.WriteFile(badLvmd, []byte("device-classes:\n- name: a\n  volume-group: vg\n  default: true\n  spare-gb: -1\n"), 0o644)
+	mustWriteFile(t, badLvmd, []byte("device-classes:\n- name: a\n  volume-group: vg\n  default: true\n  spare-gb: -1\n"), 0o644)
 	tests := []struct {
 		name     string
 		args     []string
@@ -71,9 +71,9 @@ func TestApplyCommand(t *testing.T) {
 	kc := writeKubeconfig(t, cfg)
 	dir := t.TempDir()
 	lvmd := filepath.Join(dir, "lvmd.yaml")
-	os.WriteFile(lvmd, []byte("device-classes:\n- name: default\n  volume-group: rhel\n  default: true\n  spare-gb: 0\n"), 0o644)
+	mustWriteFile(t, lvmd, []byte("device-classes:\n- name: default\n  volume-group: rhel\n  default: true\n  spare-gb: 0\n"), 0o644)
 	msCfg := filepath.Join(dir, "config.yaml")
-	os.WriteFile(msCfg, []byte("dns:\n  baseDomain: example.com\nstorage:\n  driver: lvms\n  optionalCsiComponents: [snapshot-controller]\n"), 0o644)
+	mustWriteFile(t, msCfg, []byte("dns:\n  baseDomain: example.com\nstorage:\n  driver: lvms\n  optionalCsiComponents: [snapshot-controller]\n"), 0o644)
 	runtime := filepath.Join(dir, "runtime", "lvmd.yaml")
 	args := []string{"apply", "--kubeconfig", kc, "--assets", applyAssets, "--arch", "aarch64", "--lvmd", lvmd, "--config", msCfg, "--runtime-lvmd", runtime, "--volume-groups", "rhel"}
 
@@ -130,7 +130,7 @@ func TestApplyCommand(t *testing.T) {
 func TestApplyCommandKubeconfigList(t *testing.T) {
 	dir := t.TempDir()
 	kc := filepath.Join(dir, "kubeconfig")
-	os.WriteFile(kc, []byte("apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: https://127.0.0.1:1\ncontexts:\n- name: c\n  context:\n    cluster: c\ncurrent-context: c\n"), 0o600)
+	mustWriteFile(t, kc, []byte("apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: https://127.0.0.1:1\ncontexts:\n- name: c\n  context:\n    cluster: c\ncurrent-context: c\n"), 0o600)
 	t.Setenv("KUBECONFIG", filepath.Join(dir, "absent")+string(os.PathListSeparator)+kc)
 	// The list loads; nothing listens on its server, so the short deadline ends the retries.
 	code, _, errOut := runMain(t, "apply", "--assets", applyAssets, "--lvmd", filepath.Join(dir, "none.yaml"),
@@ -145,7 +145,7 @@ func TestApplyCommandKubeconfigList(t *testing.T) {
 func TestApplyCommandKubeconfigContext(t *testing.T) {
 	dir := t.TempDir()
 	kc := filepath.Join(dir, "config")
-	os.WriteFile(kc, []byte(`apiVersion: v1
+	mustWriteFile(t, kc, []byte(`apiVersion: v1
 kind: Config
 clusters:
 - {name: one, cluster: {server: "https://127.0.0.1:1"}}
@@ -156,7 +156,7 @@ contexts:
 current-context: one
 `), 0o600)
 	other := filepath.Join(dir, "other")
-	os.WriteFile(other, []byte("apiVersion: v1\nkind: Config\nclusters:\n- {name: c, cluster: {server: \"https://127.0.0.1:3\"}}\ncontexts:\n- {name: c, context: {cluster: c}}\ncurrent-context: c\n"), 0o600)
+	mustWriteFile(t, other, []byte("apiVersion: v1\nkind: Config\nclusters:\n- {name: c, cluster: {server: \"https://127.0.0.1:3\"}}\ncontexts:\n- {name: c, context: {cluster: c}}\ncurrent-context: c\n"), 0o600)
 	home := clientcmd.RecommendedHomeFile
 	clientcmd.RecommendedHomeFile = kc // ~/.kube/config
 	t.Cleanup(func() { clientcmd.RecommendedHomeFile = home })

@@ -69,7 +69,7 @@ func TestCheckVerifiesLock(t *testing.T) {
 			if err := os.WriteFile(lockPath, []byte(edited), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			defer os.WriteFile(lockPath, orig, 0o644)
+			defer mustWriteFile(t, lockPath, orig, 0o644)
 			code, out, errOut := e.run(dir, "--check")
 			if code != ExitDrift {
 				t.Fatalf("edited lock (%s): exit %d, want %d\n%s\n%s", tc.name, code, ExitDrift, out, errOut)
@@ -150,7 +150,7 @@ func TestCheckVerifiesEveryLockField(t *testing.T) {
 			if err := os.WriteFile(lockPath, data, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			defer os.WriteFile(lockPath, orig, 0o644)
+			defer mustWriteFile(t, lockPath, orig, 0o644)
 			before := treeHash(t, dir)
 			code, out, errOut := e.run(dir, "--check")
 			if code != tc.code {

@@ -86,7 +86,7 @@ func TestCanaryCredentials(t *testing.T) {
 	canaryFailures(t, e, cred, assets, collect)
 	// apply: a kubeconfig whose server URL carries credentials and a token.
 	kc := filepath.Join(t.TempDir(), "kubeconfig")
-	os.WriteFile(kc, []byte(`apiVersion: v1
+	mustWriteFile(t, kc, []byte(`apiVersion: v1
 kind: Config
 clusters: [{name: c, cluster: {server: "https://`+cred+`127.0.0.1:1/?token=`+canaryToken+`", insecure-skip-tls-verify: true}}]
 users: [{name: u, user: {token: `+canaryToken+`}}]
@@ -100,7 +100,7 @@ current-context: c
 	collect("apply", acode, ExitError, aout.String(), aerr.String())
 	for _, server := range []string{"https://" + raw + "127.0.0.1:1/p" + rawParam + rawQuery + rawFrag, "https://127.0.0.1:1/p" + rawParam + rawQuery} {
 		q, _ := json.Marshal(server)
-		os.WriteFile(kc, []byte("apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "+string(q)+", insecure-skip-tls-verify: true}}]\n"+
+		mustWriteFile(t, kc, []byte("apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "+string(q)+", insecure-skip-tls-verify: true}}]\n"+
 			"users: [{name: u, user: {token: "+canaryToken+"}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\n"), 0o600)
 		aout.Reset()
 		aerr.Reset()
@@ -109,14 +109,19 @@ current-context: c
 			IOStreams{In: strings.NewReader(""), Out: &aout, ErrOut: &aerr})
 		collect("apply "+server, acode, ExitError, aout.String(), aerr.String())
 	}
-	filepath.WalkDir(e.cache, func(p string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			if b, _ := os.ReadFile(p); hasCanary(p) || hasCanary(string(b)) {
-				t.Errorf("cache file %s carries a credential", p)
-			}
+	err := filepath.WalkDir(e.cache, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
 		}
-		return nil
+		b, err := os.ReadFile(p)
+		if hasCanary(p) || hasCanary(string(b)) {
+			t.Errorf("cache file %s carries a credential", p)
+		}
+		return err
 	})
+	if err != nil {
+		t.Errorf("reading the cache %s: %v", e.cache, err)
+	}
 
 	for p, data := range readTree(t, dir) {
 		if hasCanary(string(data)) {
@@ -147,9 +152,9 @@ current-context: c
 func canaryFailures(t *testing.T, e *e2e, cred, assets string, collect func(string, int, int, string, string)) {
 	host := e.reg.Host()
 	idms := filepath.Join(t.TempDir(), "idms.yaml")
-	os.WriteFile(idms, []byte("kind: ImageDigestMirrorSet\nspec:\n  imageDigestMirrors:\n  - source: registry.redhat.io/lvms4\n    mirrors: [\""+cred+host+"/registry.redhat.io/lvms4\"]\n"), 0o644)
+	mustWriteFile(t, idms, []byte("kind: ImageDigestMirrorSet\nspec:\n  imageDigestMirrors:\n  - source: registry.redhat.io/lvms4\n    mirrors: [\""+cred+host+"/registry.redhat.io/lvms4\"]\n"), 0o644)
 	icsp := filepath.Join(t.TempDir(), "icsp.yaml")
-	os.WriteFile(icsp, []byte("kind: ImageContentSourcePolicy\nspec:\n  repositoryDigestMirrors:\n  - source: quay.io\n    mirrors: [\"https://"+cred+"mirror.local/q?token="+canaryToken+"\"]\n"), 0o644)
+	mustWriteFile(t, icsp, []byte("kind: ImageContentSourcePolicy\nspec:\n  repositoryDigestMirrors:\n  - source: quay.io\n    mirrors: [\"https://"+cred+"mirror.local/q?token="+canaryToken+"\"]\n"), 0o644)
 	bad := "/registry.redhat.io/lvms4/lvms-operator-bundle:v4.18.0"
 
 	failing := []struct {
@@ -251,7 +256,7 @@ func TestFailBeforeWriting(t *testing.T) {
 			return nil
 		}, "release-aarch64.json"},
 		{"release JSON malformed", func(t *testing.T, dir string) []string {
-			os.WriteFile(filepath.Join(dir, "assets/release/release-x86_64.json"), []byte(`{"release": {"base": "4.18.0"}, "images": [`), 0o644)
+			mustWriteFile(t, filepath.Join(dir, "assets/release/release-x86_64.json"), []byte(`{"release": {"base": "4.18.0"}, "images": [`), 0o644)
 			return nil
 		}, "release-x86_64.json"},
 	} {
@@ -303,15 +308,15 @@ func TestSecondRunRefusedAndInterruptedWriteRepaired(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		os.MkdirAll(filepath.Join(work, "old/assets/release"), 0o755)
-		os.MkdirAll(filepath.Join(work, "new/assets/release"), 0o755)
-		os.WriteFile(filepath.Join(work, "new", rel), []byte("{}"), 0o644)
+		mustMkdirAll(t, filepath.Join(work, "old/assets/release"), 0o755)
+		mustMkdirAll(t, filepath.Join(work, "new/assets/release"), 0o755)
+		mustWriteFile(t, filepath.Join(work, "new", rel), []byte("{}"), 0o644)
 		if err := os.Rename(filepath.Join(dir, rel), filepath.Join(work, "old", rel)); err != nil {
 			t.Fatal(err)
 		}
 		entries = append(entries, fmt.Sprintf(`{"path":%q,"old":"sha256:%x","new":"sha256:%x"}`, rel, sha256.Sum256(old), sha256.Sum256([]byte("{}"))))
 	}
-	os.WriteFile(filepath.Join(work, "journal.json"), []byte(`{"version":2,"files":[`+strings.Join(entries, ",")+`]}`), 0o644)
+	mustWriteFile(t, filepath.Join(work, "journal.json"), []byte(`{"version":2,"files":[`+strings.Join(entries, ",")+`]}`), 0o644)
 	crashed := treeHash(t, dir)
 	// --check only reports it: it must not modify the tree.
 	code, out, errOut := e.run(dir, "--check")

@@ -181,10 +181,10 @@ func TestFailuresLeaveTreeUntouched(t *testing.T) {
 		}, "lvms-operator.clusterserviceversion.yaml"},
 		{"bad snapshot assets", func(t *testing.T, e *e2e, dir string) []string {
 			assets := t.TempDir()
-			os.MkdirAll(filepath.Join(assets, "assets"), 0o755)
-			os.MkdirAll(filepath.Join(assets, "manifests"), 0o755)
-			os.WriteFile(filepath.Join(assets, "assets", "csi_controller_deployment.yaml"), []byte("kind: [broken"), 0o644)
-			os.WriteFile(filepath.Join(assets, "manifests", "05_operand_rbac.yaml"), []byte("kind: ClusterRole\n"), 0o644)
+			mustMkdirAll(t, filepath.Join(assets, "assets"), 0o755)
+			mustMkdirAll(t, filepath.Join(assets, "manifests"), 0o755)
+			mustWriteFile(t, filepath.Join(assets, "assets", "csi_controller_deployment.yaml"), []byte("kind: [broken"), 0o644)
+			mustWriteFile(t, filepath.Join(assets, "manifests", "05_operand_rbac.yaml"), []byte("kind: ClusterRole\n"), 0o644)
 			return []string{"--ocp", "4.18", "--allow-base-mismatch", "--snapshot-assets", assets}
 		}, "assets/volumesnapshotclasses.yaml"},
 		{"missing release JSON", func(t *testing.T, e *e2e, dir string) []string {
@@ -193,7 +193,7 @@ func TestFailuresLeaveTreeUntouched(t *testing.T) {
 		}, "release-aarch64.json"},
 		{"unwritable component directory", func(t *testing.T, e *e2e, dir string) []string {
 			// A file where the snapshot component directory must be: the swap cannot create it.
-			os.WriteFile(filepath.Join(dir, "assets/components/csi-snapshot-controller"), []byte("in the way\n"), 0o644)
+			mustWriteFile(t, filepath.Join(dir, "assets/components/csi-snapshot-controller"), []byte("in the way\n"), 0o644)
 			return []string{"--ocp", "4.18", "--allow-base-mismatch"}
 		}, "csi-snapshot-controller"},
 	}

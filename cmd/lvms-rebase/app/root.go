@@ -248,10 +248,9 @@ type logFlags struct {
 	format    string
 }
 
-// Verbosities with a meaning of their own (docs/output.md).
+// Verbosities with a meaning of their own (docs/output.md). -v 1 adds a line when a phase
+// starts: the library logs it at V(1), slog level -1, and -v N sets the level to -N.
 const (
-	// verbosityPhaseStart adds a line when a phase starts (rebase.Options.Logger at V(1)).
-	verbosityPhaseStart = 1
 	// verbosityHTTP adds the debug records and go-containerregistry's HTTP log, as kubectl's
 	// -v 6 adds its round trips.
 	verbosityHTTP = 4

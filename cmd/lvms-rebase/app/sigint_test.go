@@ -67,14 +67,17 @@ func interruptStalledRun(t *testing.T, sig syscall.Signal, name string, code int
 		lines = append(lines, sc.Text())
 		if strings.Contains(sc.Text(), "phase resolve") {
 			time.Sleep(300 * time.Millisecond) // into the stalled blob request
-			cmd.Process.Signal(sig)
+			if err := cmd.Process.Signal(sig); err != nil {
+				t.Fatal(err)
+			}
 			break
 		}
 	}
 	for sc.Scan() {
 		lines = append(lines, sc.Text())
 	}
-	cmd.Wait()
+	// The exit status is the message's to explain: it is checked through the output below.
+	_ = cmd.Wait()
 	out := strings.Join(lines, "\n")
 	for _, want := range []string{"interrupted by " + name + " in phase resolve", "while fetching", "registry.redhat.io/lvms4/lvms-operator-bundle"} {
 		if !strings.Contains(out, want) {

@@ -47,7 +47,10 @@ func (r *Registry) hostile(w http.ResponseWriter, req *http.Request, f *Fault, n
 func endlessPage(w http.ResponseWriter, req *http.Request) {
 	k := 0
 	if last := req.URL.Query().Get("last"); last != "" {
-		fmt.Sscanf(last, "endless-%08d", &k)
+		if _, err := fmt.Sscanf(last, "endless-%08d", &k); err != nil {
+			http.Error(w, "last is not a tag of this list", http.StatusBadRequest)
+			return
+		}
 		k++
 	}
 	tags := make([]string, endlessPageSize)

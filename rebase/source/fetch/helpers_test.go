@@ -31,10 +31,7 @@ func newClient(t *testing.T, o Options, base http.RoundTripper) *Client {
 		o.Concurrency = 8
 	}
 	if o.MaxTagPages == 0 {
-		o.MaxTagPages = transport.DefaultMaxTagPages
-	}
-	if o.MaxTagListBytes == 0 {
-		o.MaxTagListBytes = transport.DefaultMaxTagListBytes
+		o.MaxTagPages, o.MaxTagListBytes = transport.DefaultMaxTagPages, transport.DefaultMaxTagListBytes
 	}
 	var err error
 	if o.Keychain, err = auth.New("", o.Log); err != nil {

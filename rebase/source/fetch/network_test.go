@@ -34,10 +34,12 @@ func resetServer(t *testing.T) string {
 			if err != nil {
 				return
 			}
+			// A server that misbehaves on purpose: what it reads and whether the reset
+			// succeeds do not matter, the client's error does.
 			buf := make([]byte, 1024)
-			c.SetReadDeadline(time.Now().Add(time.Second))
-			c.Read(buf)
-			c.(*net.TCPConn).SetLinger(0)
+			_ = c.SetReadDeadline(time.Now().Add(time.Second))
+			_, _ = c.Read(buf)
+			_ = c.(*net.TCPConn).SetLinger(0)
 			c.Close()
 		}
 	}()
@@ -112,10 +114,11 @@ func stallServer(t *testing.T, headers bool) string {
 			}
 			go func() {
 				defer c.Close()
+				// The request is read only to be answered (or not); the test is the client's error.
 				buf := make([]byte, 4096)
-				c.Read(buf)
+				_, _ = c.Read(buf)
 				if headers {
-					c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\npartial"))
+					_, _ = c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\npartial"))
 				}
 				<-done
 			}()

@@ -103,14 +103,6 @@ func parseRepo(s string) (imgRef, error) {
 	return imgRef{canonical: s, repo: repo.Name()}, nil
 }
 
-// tagRef names repo:tag in the canonical spelling used in outputs.
-func tagRef(repo imgRef, tag string) string {
-	if repo.oci {
-		return ociPrefix + repo.repo + ":" + tag
-	}
-	return repo.canonical + ":" + tag
-}
-
 // ociLayout is a parsed OCI image layout directory.
 type ociLayout struct {
 	dir   string

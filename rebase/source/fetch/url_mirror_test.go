@@ -46,7 +46,7 @@ func TestFetchURLThroughMirror(t *testing.T) {
 			http.NotFound(w, r)
 			return
 		}
-		w.Write(fixtures.GitHubArchive("op-c0ffee", ""))
+		_, _ = w.Write(fixtures.GitHubArchive("op-c0ffee", "")) // a failed write is the client's error to report
 	}))
 	defer srv.Close()
 	host := strings.TrimPrefix(srv.URL, "http://")
@@ -70,7 +70,7 @@ func TestFetchURLCommitCached(t *testing.T) {
 	hits := map[string]int{}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hits[r.URL.Path]++
-		w.Write(fixtures.GitHubArchive("x-0123456789abcdef0123456789abcdef01234567", ""))
+		_, _ = w.Write(fixtures.GitHubArchive("x-0123456789abcdef0123456789abcdef01234567", "")) // the client reports a failed write
 	}))
 	defer srv.Close()
 	s := newClient(t, Options{}, nil)
@@ -100,7 +100,7 @@ func TestFetchURLSizeCap(t *testing.T) {
 		if r.URL.Path == "/chunked" {
 			w.(http.Flusher).Flush() // no Content-Length
 		}
-		io.WriteString(w, strings.Repeat("x", 4096))
+		_, _ = io.WriteString(w, strings.Repeat("x", 4096)) // the client stops reading at its cap
 	}))
 	defer srv.Close()
 	s := newClient(t, Options{MaxImageSize: 1024}, nil)

@@ -1,17 +1,12 @@
-package fetch
+package source
 
 import (
-	"context"
 	"errors"
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/lvms-rebase/lvms-rebase/internal/testing/fixtures"
 	"github.com/lvms-rebase/lvms-rebase/internal/testing/testregistry"
-	"github.com/lvms-rebase/lvms-rebase/rebase/source/mirror"
-	"github.com/lvms-rebase/lvms-rebase/rebase/source/transport"
 )
 
 // TestHostileTagLists: a registry whose tags/list never ends (a Link back to the same page,
@@ -30,7 +25,7 @@ func TestHostileTagLists(t *testing.T) {
 		maxBytes int64 // bytes served for tags/list at most, when > 0
 	}{
 		{name: "self link", fault: testregistry.Fault{Kind: testregistry.FaultSelfLink}, want: "pagination loops", requests: 2, maxBytes: 64 << 10},
-		{name: "endless pages", fault: testregistry.Fault{Kind: testregistry.FaultEndlessPages}, want: "past 1000 pages", requests: transport.DefaultMaxTagPages, maxBytes: 8 << 20},
+		{name: "endless pages", fault: testregistry.Fault{Kind: testregistry.FaultEndlessPages}, want: "past 1000 pages", requests: DefaultMaxTagPages, maxBytes: 8 << 20},
 		{name: "endless pages over the byte bound", fault: testregistry.Fault{Kind: testregistry.FaultEndlessPages},
 			opts: func(o *Options) { o.MaxTagListBytes = 64 << 10 }, want: "tag names exceed 65536 bytes", maxBytes: 256 << 10},
 		{name: "huge page", fault: testregistry.Fault{Kind: testregistry.FaultHugeTagList, Size: 256 << 20}, want: "tag list page larger than 16777216 bytes",
@@ -42,12 +37,12 @@ func TestHostileTagLists(t *testing.T) {
 			reg.ResetStats()
 			tc.fault.Path = "/lvms-operator-bundle/tags/list"
 			reg.Inject(tc.fault)
-			o := fixtureOptions(reg)
+			o := fixtureOptions(t, reg)
 			if tc.opts != nil {
 				tc.opts(&o)
 			}
-			tags, err := newClient(t, o, nil).ListTags(context.Background(), repo)
-			var le *transport.LimitError
+			tags, err := newSource(t, o).ListTags(ctx(t), repo)
+			var le *LimitError
 			if err == nil || !errors.As(err, &le) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "listing tags of "+repo) {
 				t.Fatalf("ListTags = %d tags, %v; want a LimitError naming %s: %q", len(tags), err, repo, tc.want)
 			}
@@ -65,10 +60,7 @@ func TestHostileTagLists(t *testing.T) {
 // manifest by digest, a blob — fails at once, naming the reference and both digests; it is
 // downloaded once, not once per retry. A manifest over the size bound is not read past it.
 func TestHostileDigestMismatch(t *testing.T) {
-	cat, err := fixtures.ReadCatalog(testregistry.MustDefaultFixtures(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	cat := fixtureCatalog(t)
 	p, ok := cat.NewestPayload("4.18", "x86_64")
 	if !ok {
 		t.Fatal("catalog has no 4.18 x86_64 payload")
@@ -94,11 +86,10 @@ func TestHostileDigestMismatch(t *testing.T) {
 			reg.ClearFaults()
 			reg.ResetStats()
 			reg.Inject(tc.fault)
-			req := Request{Kind: "payload", Arch: "x86_64", Ref: p.Ref, Digest: p.Digest,
-				Prefixes: []string{"release-manifests/"}, Want: []string{"release-manifests/image-references", "release-manifests/release-metadata"}}
-			_, _, err := newClient(t, fixtureOptions(reg), nil).Extract(context.Background(), req, t.TempDir())
+			o := fixtureOptions(t, reg)
+			_, err := newSource(t, o).FetchPayload(ctx(t), PayloadRef{Arch: "x86_64", Ref: p.Ref, Digest: p.Digest}, t.TempDir())
 			if err == nil {
-				t.Fatal("Extract succeeded against a registry serving wrong content")
+				t.Fatal("FetchPayload succeeded against a registry serving wrong content")
 			}
 			for _, w := range append(tc.want, "quay.io/openshift-release-dev/ocp-release") {
 				if !strings.Contains(err.Error(), w) {
@@ -117,13 +108,4 @@ func TestHostileDigestMismatch(t *testing.T) {
 			t.Logf("%v", err)
 		})
 	}
-}
-
-// fixtureOptions pull the upstream registries' images from reg, with quick retries.
-func fixtureOptions(reg *testregistry.Registry) Options {
-	var mirrors []mirror.Mirror
-	for _, host := range []string{"registry.redhat.io", "quay.io", "registry.ci.openshift.org"} {
-		mirrors = append(mirrors, mirror.Mirror{Source: host, Mirror: reg.Host() + "/" + host})
-	}
-	return Options{Mirrors: mirrors, Retry: transport.RetryOptions{Attempts: 4, Backoff: time.Millisecond, MaxBackoff: 20 * time.Millisecond}}
 }
