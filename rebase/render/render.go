@@ -126,7 +126,7 @@ func Render(in Input) (*Output, error) {
 	}
 	parts := make([]*Part, 0, len(comps))
 	for _, c := range comps {
-		p, err := c.build(in.Era, staging)
+		p, err := c.build(in.Era, filesys.MakeFsOnDisk(), staging)
 		if err != nil {
 			return nil, err
 		}
@@ -151,30 +151,27 @@ type Part struct {
 	Images []ImageUse
 }
 
-// RenderPart builds one overlay from its own staging tree, holding only that component's
-// objects (Input.LVMS or Input.Snapshot; Input.StagingDir is not used). A run renders the
-// LVMS part while the snapshot assets are still being fetched, then joins both parts;
-// Join(RenderPart(LVMSPart), RenderPart(SnapshotPart)) is Render's output.
+// RenderPart builds one overlay from its own staging tree, held in memory (Input.StagingDir
+// is not used) with only that component's objects (Input.LVMS or Input.Snapshot). A run
+// renders the LVMS part while the snapshot assets are still being fetched, then joins both
+// parts; Join(RenderPart(LVMSPart), RenderPart(SnapshotPart)) is Render's output.
 func RenderPart(in Input, c Component) (*Part, error) {
 	comps, err := components(in, c)
 	if err != nil {
 		return nil, err
 	}
-	staging, cleanup, err := stagingDir("")
-	if err != nil {
-		return nil, err
-	}
-	defer cleanup()
 	lvms, snap := in.LVMS, in.Snapshot
 	if c == LVMSPart {
 		snap = nil
 	} else {
 		lvms = nil
 	}
-	if err := Stage(staging, in.Kustomize, lvms, snap); err != nil {
+	const staging = "/staging"
+	fsys := filesys.MakeFsInMemory()
+	if err := stageFS(fsys, staging, in.Kustomize, lvms, snap); err != nil {
 		return nil, err
 	}
-	return comps[0].build(in.Era, staging)
+	return comps[0].build(in.Era, fsys, staging)
 }
 
 // Join checks the parts together (every webhook's Service is shipped), adds the
@@ -244,9 +241,9 @@ func stagingDir(dir string) (string, func(), error) {
 	return tmp, func() { os.RemoveAll(tmp) }, nil
 }
 
-// build runs krusty on the component's overlay of a staged tree and checks its files.
-func (c component) build(e era.Era, staging string) (*Part, error) {
-	rm, err := Build(staging, c.overlay)
+// build runs krusty on the component's overlay of a tree staged in fsys and checks its files.
+func (c component) build(e era.Era, fsys filesys.FileSystem, staging string) (*Part, error) {
+	rm, err := buildFS(fsys, staging, c.overlay)
 	if err != nil {
 		return nil, fmt.Errorf("render era %s: %w", e.Name, err)
 	}
@@ -324,11 +321,16 @@ func Options() *krusty.Options {
 
 // Build runs krusty on one overlay of a staging tree laid out by Stage.
 func Build(staging, overlay string) (resmap.ResMap, error) {
+	return buildFS(filesys.MakeFsOnDisk(), staging, overlay)
+}
+
+// buildFS is Build on a staging tree in fsys.
+func buildFS(fsys filesys.FileSystem, staging, overlay string) (resmap.ResMap, error) {
 	if overlay == "" {
 		return nil, fmt.Errorf("no overlay declared")
 	}
 	k := krusty.MakeKustomizer(Options())
-	rm, err := k.Run(filesys.MakeFsOnDisk(), filepath.Join(staging, filepath.FromSlash(overlay)))
+	rm, err := k.Run(fsys, filepath.Join(staging, filepath.FromSlash(overlay)))
 	if err != nil {
 		return nil, fmt.Errorf("kustomize build %s: %w", overlay, err)
 	}
@@ -338,31 +340,37 @@ func Build(staging, overlay string) (resmap.ResMap, error) {
 // Stage writes the staging tree into dir: the kustomize tree kt and the generated objects
 // as resource directories with their own kustomization.yaml.
 func Stage(dir string, kt fs.FS, lvms, snapshot []*unstructured.Unstructured) error {
+	return stageFS(filesys.MakeFsOnDisk(), dir, kt, lvms, snapshot)
+}
+
+// stageFS is Stage into fsys: on disk for Render (a tree `kubectl kustomize` can build), in
+// memory for RenderPart.
+func stageFS(fsys filesys.FileSystem, dir string, kt fs.FS, lvms, snapshot []*unstructured.Unstructured) error {
 	err := fs.WalkDir(kt, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		dst := filepath.Join(dir, filepath.FromSlash(p))
 		if d.IsDir() {
-			return os.MkdirAll(dst, 0o755)
+			return fsys.MkdirAll(dst)
 		}
 		b, err := fs.ReadFile(kt, p)
 		if err != nil {
 			return err
 		}
-		return os.WriteFile(dst, b, 0o644)
+		return fsys.WriteFile(dst, b)
 	})
 	if err != nil {
 		return fmt.Errorf("staging kustomize tree into %s: %w", dir, err)
 	}
-	if err := writeGenerated(filepath.Join(dir, GeneratedLVMSDir), lvms); err != nil {
+	if err := writeGenerated(fsys, filepath.Join(dir, GeneratedLVMSDir), lvms); err != nil {
 		return err
 	}
-	return writeGenerated(filepath.Join(dir, GeneratedSnapshotDir), snapshot)
+	return writeGenerated(fsys, filepath.Join(dir, GeneratedSnapshotDir), snapshot)
 }
 
-func writeGenerated(dir string, objs []*unstructured.Unstructured) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+func writeGenerated(fsys filesys.FileSystem, dir string, objs []*unstructured.Unstructured) error {
+	if err := fsys.MkdirAll(dir); err != nil {
 		return fmt.Errorf("creating %s: %w", dir, err)
 	}
 	var k bytes.Buffer
@@ -383,12 +391,12 @@ func writeGenerated(dir string, objs []*unstructured.Unstructured) error {
 		if err != nil {
 			return fmt.Errorf("generated %s %q: %w", o.GetKind(), o.GetName(), err)
 		}
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+		if err := fsys.WriteFile(filepath.Join(dir, name), b); err != nil {
 			return fmt.Errorf("writing generated %s %q: %w", o.GetKind(), o.GetName(), err)
 		}
 		fmt.Fprintf(&k, "- %s\n", name)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), k.Bytes(), 0o644); err != nil {
+	if err := fsys.WriteFile(filepath.Join(dir, "kustomization.yaml"), k.Bytes()); err != nil {
 		return fmt.Errorf("writing %s/kustomization.yaml: %w", dir, err)
 	}
 	return nil
