@@ -9,61 +9,57 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/Masterminds/semver/v3"
-
-	"github.com/lvms-rebase/lvms-rebase/applier/releasefile"
 	"github.com/lvms-rebase/lvms-rebase/rebase/era"
 	"github.com/lvms-rebase/lvms-rebase/rebase/lock"
 	"github.com/lvms-rebase/lvms-rebase/rebase/option"
-	"github.com/lvms-rebase/lvms-rebase/rebase/shrecord"
+	"github.com/lvms-rebase/lvms-rebase/rebase/recorded"
 	"github.com/lvms-rebase/lvms-rebase/rebase/source"
 	"github.com/lvms-rebase/lvms-rebase/release"
 )
 
-// ErrUsage marks errors that are the caller's mistake (exit 2): an --ocp that contradicts
-// the tree, --payload tree without last_rebase.sh, …
+// ErrUsage marks errors that are the caller's mistake but not about one option's value (a
+// release.base that is not a version, a configuration file that does not load); a mistake in
+// one option's value is an *option.Error. IsUsage tells both.
 var ErrUsage = errors.New("usage")
 
 func usageErr(format string, a ...any) error {
 	return fmt.Errorf("%w: %s", ErrUsage, fmt.Sprintf(format, a...))
 }
 
-// Payload rules (Options.Payload).
-const (
-	PayloadTree   = "tree"   // the pull specs of the tree's last_rebase.sh
-	PayloadNewest = "newest" // the newest GA z of the minor common to every arch
-	PayloadPinned = "pinned" // --ocp-release* (or the lock, with --check)
-)
-
-// BaseFile is the release JSON whose release.base gives the tree's OpenShift minor.
-var BaseFile = releasefile.RepoPath("x86_64")
-
-// LastRebaseFile records the payloads MicroShift's own rebase.sh used.
-const LastRebaseFile = "scripts/auto-rebase/last_rebase.sh"
-
-// MinorOf returns the "X.Y" of an OpenShift version: a GA "4.18.12", a nightly
-// "5.0.0-0.nightly-2026-07-23-224236" or "5.0.0-0.nightly-arm64-…", or "X.Y" itself.
-func MinorOf(version string) (string, error) {
-	v, err := semver.NewVersion(strings.TrimSpace(version))
-	if err != nil {
-		return "", fmt.Errorf("OpenShift version %q: expected X.Y, X.Y.Z or X.Y.Z-<pre-release>: %w", version, err)
-	}
-	return fmt.Sprintf("%d.%d", v.Major(), v.Minor()), nil
+// IsUsage reports whether err is the caller's mistake: an *option.Error or ErrUsage.
+func IsUsage(err error) bool {
+	var oe *option.Error
+	return errors.As(err, &oe) || errors.Is(err, ErrUsage)
 }
 
-// treeBase reads release.base of the tree's BaseFile and its minor, parsed as strictly as
+// usageOf marks err, a caller's mistake found by a library (a configuration file that does
+// not load), as ErrUsage and reads as err.
+type usageOf struct{ err error }
+
+func (e usageOf) Error() string        { return e.err.Error() }
+func (e usageOf) Unwrap() error        { return e.err }
+func (e usageOf) Is(target error) bool { return target == ErrUsage }
+
+// Payload rules (Options.Payload), as the lock records them (rebase/recorded).
+const (
+	PayloadTree   = recorded.PayloadTree
+	PayloadNewest = recorded.PayloadNewest
+	PayloadPinned = recorded.PayloadPinned
+)
+
+// treeBase reads release.base of the tree's recorded.BaseFile and its minor, parsed as strictly as
 // --ocp (era.VersionMinor): "5", "v5.0.0" or "05.0.1" is an error naming the file and field.
 func treeBase(root string) (base, minor string, err error) {
-	data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(BaseFile)))
+	data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(recorded.BaseFile)))
 	if err != nil {
 		return "", "", err
 	}
 	f, err := release.Read(data)
 	if err != nil {
-		return "", "", fmt.Errorf("%s: %w", BaseFile, err)
+		return "", "", fmt.Errorf("%s: %w", recorded.BaseFile, err)
 	}
 	if minor, err = era.VersionMinor(f.Base); err != nil {
-		return f.Base, "", usageErr("%s: release.base %v", BaseFile, err)
+		return f.Base, "", usageErr("%s: release.base %v", recorded.BaseFile, err)
 	}
 	return f.Base, minor, nil
 }
@@ -79,7 +75,7 @@ func chooseOCP(given, root string, allowMismatch bool) (string, error) {
 	}
 	if given == "" {
 		if err != nil {
-			return "", usageErr("%s X.Y not given and the tree's OpenShift minor is unknown: %v (give %[1]s, e.g. %[1]s 4.18)", option.OCP, err)
+			return "", option.Errorf(option.OCP, "X.Y not given and the tree's OpenShift minor is unknown: %v (give %s, e.g. %[2]s 4.18)", err, option.OCP)
 		}
 		return m, nil
 	}
@@ -87,30 +83,10 @@ func chooseOCP(given, root string, allowMismatch bool) (string, error) {
 		return given, nil // no release JSON: the images phase names the missing file
 	}
 	if m != given && !allowMismatch {
-		return "", usageErr("%[1]s %[2]s differs from the tree's OpenShift %[3]s (release.base %[4]s in %[5]s); drop %[1]s to use the tree's, or pass %[6]s for a branch whose OCP rebase has not run yet",
-			option.OCP, given, m, base, BaseFile, option.AllowBaseMismatch)
+		return "", option.Errorf(option.OCP, "%[2]s differs from the tree's OpenShift %[3]s (release.base %[4]s in %[5]s); drop %[1]s to use the tree's, or pass %[6]s for a branch whose OCP rebase has not run yet",
+			option.OCP, given, m, base, recorded.BaseFile, option.AllowBaseMismatch)
 	}
 	return given, nil
-}
-
-// lastRebase is the command last_rebase.sh records: rebase.sh to <x86_64 release> <aarch64 release>.
-var lastRebase = shrecord.Spec{Scripts: []string{"rebase.sh"}, Sub: "to"}
-
-// ParseLastRebase reads MicroShift's last_rebase.sh as bash reads it (rebase/shrecord): its one
-// executed `./scripts/auto-rebase/rebase.sh to "<x86_64 release>" "<aarch64 release>"`. It
-// returns the pull spec per MicroShift arch.
-func ParseLastRebase(data []byte) (map[string]string, error) {
-	call, err := shrecord.Find(LastRebaseFile, data, lastRebase)
-	if err != nil {
-		return nil, err
-	}
-	if call == nil {
-		return nil, fmt.Errorf("%s: no `rebase.sh to <x86_64 release> <aarch64 release>` command (comments, echo arguments and here-documents do not count)", LastRebaseFile)
-	}
-	if len(call.Args) != 2 {
-		return nil, fmt.Errorf("%s: line %d: rebase.sh to: expected an x86_64 and an aarch64 release pull spec, got %d argument(s)", LastRebaseFile, call.Line, len(call.Args))
-	}
-	return map[string]string{"x86_64": call.Args[0], "aarch64": call.Args[1]}, nil
 }
 
 // choosePayloads applies the payload rule: pins win; else --payload newest; else the tree's
@@ -125,16 +101,16 @@ func choosePayloads(o *Options) (rule, from string, err error) {
 		return PayloadNewest, "", nil
 	case "", PayloadTree:
 	default:
-		return "", "", usageErr("%s %q: expected tree or newest", option.Payload, o.Payload)
+		return "", "", option.Errorf(option.Payload, "%q: expected tree or newest", o.Payload)
 	}
-	data, err := os.ReadFile(filepath.Join(o.MicroShiftDir, filepath.FromSlash(LastRebaseFile)))
+	data, err := os.ReadFile(filepath.Join(o.MicroShiftDir, filepath.FromSlash(recorded.LastRebaseFile)))
 	if errors.Is(err, fs.ErrNotExist) && o.Payload == "" {
 		return PayloadNewest, "", nil
 	}
 	if err != nil {
-		return "", "", usageErr("%s tree: %v", option.Payload, err)
+		return "", "", option.Errorf(option.Payload, "tree: %v", err)
 	}
-	specs, err := ParseLastRebase(data)
+	specs, err := recorded.ParseLastRebase(data)
 	if err != nil {
 		return "", "", err
 	}
@@ -145,12 +121,12 @@ func choosePayloads(o *Options) (rule, from string, err error) {
 	refs := map[string]string{}
 	for _, a := range arches {
 		if specs[a] == "" {
-			return "", "", fmt.Errorf("%s names no %s release (it has x86_64 and aarch64); pin it with %s", LastRebaseFile, a, option.For(option.OCPRelease, a))
+			return "", "", fmt.Errorf("%s names no %s release (it has x86_64 and aarch64); pin it with %s", recorded.LastRebaseFile, a, option.For(option.OCPRelease, a))
 		}
 		refs[a] = specs[a]
 	}
 	o.Source.ReleaseRefs = refs
-	return PayloadTree, LastRebaseFile, nil
+	return PayloadTree, recorded.LastRebaseFile, nil
 }
 
 // ChooseLVMS picks the LVMS bundle minor for ocp: forced (--lvms) wins; a pinned bundle
@@ -175,9 +151,9 @@ func ChooseLVMS(ctx context.Context, src *source.Source, o source.Options, ocp, 
 
 // forcedLVMS is the choice --lvms makes, or a usage error when it names no minor.
 func forcedLVMS(forced string) (era.Choice, error) {
-	m, err := MinorOf(forced)
+	m, err := era.MinorOf(forced)
 	if err != nil || m != strings.TrimSpace(forced) {
-		return era.Choice{}, usageErr("%s %q: expected X.Y (e.g. 4.21)", option.LVMS, forced)
+		return era.Choice{}, option.Errorf(option.LVMS, "%q: expected X.Y (e.g. 4.21)", forced)
 	}
 	return forcedChoice(m), nil
 }
@@ -263,54 +239,10 @@ func (r *runner) resolve(ctx context.Context) error {
 func (r *runner) pinsDisagree(err error) error {
 	var mm *source.MismatchError
 	var ud *source.UnknownDigestError
-	if r.opts.Mode != ModeCheck || (!errors.As(err, &mm) && !errors.As(err, &ud)) {
+	if err == nil || r.opts.Mode != ModeCheck || (!errors.As(err, &mm) && !errors.As(err, &ud)) {
 		return err
 	}
 	r.result.Drift = true
 	r.result.LockDrift = append(r.result.LockDrift, err.Error())
 	return fmt.Errorf("%w: lock file %s: %v", ErrDrift, lock.Path, err)
-}
-
-// payloadRuleDrift verifies the lock's payload rule against the tree: rule tree names
-// last_rebase.sh and pins the payloads that file runs rebase.sh with now; rule newest pins
-// the GA tags of the payload version; newest and pinned read no file. Older locks record no
-// rule. A last_rebase.sh that cannot be read is an error, as in a run.
-func payloadRuleDrift(root string, l *lock.Lock) ([]string, error) {
-	var out []string
-	add := func(format string, a ...any) { out = append(out, fmt.Sprintf(format, a...)) }
-	switch l.PayloadRule {
-	case "":
-		return nil, nil
-	case PayloadTree:
-		if l.PayloadSource != LastRebaseFile {
-			add("payloadSource: the lock records %q, rule tree reads %s", l.PayloadSource, LastRebaseFile)
-		}
-		data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(LastRebaseFile)))
-		if errors.Is(err, fs.ErrNotExist) {
-			add("payloadRule: the lock records tree, the tree has no %s", LastRebaseFile)
-			return out, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		specs, err := ParseLastRebase(data)
-		if err != nil {
-			return nil, err
-		}
-		for _, p := range l.Payloads {
-			if want := lockRef(specs[p.Arch], p.Digest); p.Ref != want {
-				add("payloads[%s].ref: the lock records %s, %s gives %s", p.Arch, p.Ref, LastRebaseFile, want)
-			}
-		}
-	default:
-		if l.PayloadSource != "" {
-			add("payloadSource: the lock records %q, rule %s reads no file", l.PayloadSource, l.PayloadRule)
-		}
-		for _, p := range l.Payloads {
-			if l.PayloadRule == PayloadNewest && !strings.HasSuffix(p.Ref, ":"+p.Version+"-"+p.Arch) {
-				add("payloads[%s].ref: the lock records %s, rule newest pins the GA tag %s-%s", p.Arch, p.Ref, p.Version, p.Arch)
-			}
-		}
-	}
-	return out, nil
 }

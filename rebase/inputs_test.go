@@ -1,13 +1,14 @@
 package rebase
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/lvms-rebase/lvms-rebase/rebase/era"
 	"github.com/lvms-rebase/lvms-rebase/rebase/lock"
+	"github.com/lvms-rebase/lvms-rebase/rebase/recorded"
 )
 
 func TestMinorOf(t *testing.T) {
@@ -15,9 +16,9 @@ func TestMinorOf(t *testing.T) {
 		"4.18": "4.18", "4.18.12": "4.18", "5.0.0-0.nightly-2026-07-23-224236": "5.0",
 		"5.0.0-0.nightly-arm64-2026-07-27-004356": "5.0", "4.22.0-ec.2": "4.22", "": "", "five": "",
 	} {
-		got, err := MinorOf(in)
+		got, err := era.MinorOf(in)
 		if got != want || (want == "") != (err != nil) {
-			t.Errorf("MinorOf(%q) = %q, %v; want %q", in, got, err, want)
+			t.Errorf("era.MinorOf(%q) = %q, %v; want %q", in, got, err, want)
 		}
 	}
 }
@@ -46,10 +47,10 @@ func TestParseLastRebase(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := ParseLastRebase([]byte(tc.in))
+			got, err := recorded.ParseLastRebase([]byte(tc.in))
 			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), LastRebaseFile) {
-					t.Fatalf("error %v, want %q naming %s", err, tc.wantErr, LastRebaseFile)
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), recorded.LastRebaseFile) {
+					t.Fatalf("error %v, want %q naming %s", err, tc.wantErr, recorded.LastRebaseFile)
 				}
 				return
 			}
@@ -64,7 +65,7 @@ func TestChooseOCP(t *testing.T) {
 	tree := func(base string) string {
 		dir := t.TempDir()
 		if base != "" {
-			p := filepath.Join(dir, filepath.FromSlash(BaseFile))
+			p := filepath.Join(dir, filepath.FromSlash(recorded.BaseFile))
 			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 				t.Fatal(err)
 			}
@@ -88,17 +89,17 @@ func TestChooseOCP(t *testing.T) {
 		{"no tree, not given", "", "", false, "", "OCP X.Y not given"},
 		{"bad base", "latest", "", false, "", "release.base"},
 		// release.base goes through the strict parser --ocp uses, given --ocp or not.
-		{"base without minor", "5", "", false, "", BaseFile + `: release.base "5": expected an OpenShift version X.Y.Z`},
-		{"base with v", "v5.0.0", "", false, "", BaseFile + `: release.base "v5.0.0": expected`},
-		{"base with leading zero", "05.0.1", "", false, "", BaseFile + `: release.base "05.0.1": expected`},
-		{"base without patch", "5.0", "5.0", false, "", BaseFile + `: release.base "5.0": expected`},
-		{"bad base, given and allowed", "v5.0.0", "4.23", true, "", BaseFile + `: release.base "v5.0.0": expected`},
+		{"base without minor", "5", "", false, "", recorded.BaseFile + `: release.base "5": expected an OpenShift version X.Y.Z`},
+		{"base with v", "v5.0.0", "", false, "", recorded.BaseFile + `: release.base "v5.0.0": expected`},
+		{"base with leading zero", "05.0.1", "", false, "", recorded.BaseFile + `: release.base "05.0.1": expected`},
+		{"base without patch", "5.0", "5.0", false, "", recorded.BaseFile + `: release.base "5.0": expected`},
+		{"bad base, given and allowed", "v5.0.0", "4.23", true, "", recorded.BaseFile + `: release.base "v5.0.0": expected`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := chooseOCP(tc.given, tree(tc.base), tc.allow)
 			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !errors.Is(err, ErrUsage) {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !IsUsage(err) {
 					t.Fatalf("error %v, want a usage error containing %q", err, tc.wantErr)
 				}
 				return
@@ -129,50 +130,5 @@ func TestLockedChoice(t *testing.T) {
 		if s := got.Rule + "/" + got.Reason; !strings.HasPrefix(s, tc.want) || got.Warning != "" {
 			t.Errorf("lockedChoice(%s, %s, %s) = %+v, want %s…", tc.ocp, tc.rule, tc.minor, got, tc.want)
 		}
-	}
-}
-
-// TestPayloadRuleDrift: rule tree must name last_rebase.sh and pin what it runs rebase.sh with
-// now; rule newest pins GA tags of the payload version; newest and pinned read no file.
-func TestPayloadRuleDrift(t *testing.T) {
-	const x86 = "registry.ci.openshift.org/ocp/release-5:5.0.0-0.nightly-2026-07-23-224236"
-	const arm = "registry.ci.openshift.org/ocp-arm64/release-arm64-5:5.0.0-0.nightly-arm64-2026-07-27-004356"
-	nightlies := []lock.Payload{{Arch: "x86_64", Ref: x86, Version: "5.0.0-0.nightly-2026-07-23-224236"}, {Arch: "aarch64", Ref: arm, Version: "5.0.0-0.nightly-arm64-2026-07-27-004356"}}
-	ga := []lock.Payload{{Arch: "x86_64", Ref: "quay.io/openshift-release-dev/ocp-release:5.0.1-x86_64", Version: "5.0.1"}, {Arch: "aarch64", Ref: "quay.io/openshift-release-dev/ocp-release:5.0.1-aarch64", Version: "5.0.1"}}
-	record := "#!/bin/bash -x\n./scripts/auto-rebase/rebase.sh to \"" + x86 + "\" \"" + arm + "\"\n"
-	for _, tc := range []struct {
-		name, rule, source, file string
-		payloads                 []lock.Payload
-		want                     string // "" for no drift
-	}{
-		{"tree, as recorded", PayloadTree, LastRebaseFile, record, nightlies, ""},
-		{"tree, file moved on", PayloadTree, LastRebaseFile, strings.ReplaceAll(record, "2026-07-23", "2026-08-01"), nightlies, "payloads[x86_64].ref: the lock records " + x86},
-		{"tree, no file", PayloadTree, LastRebaseFile, "", nightlies, "the tree has no " + LastRebaseFile},
-		{"tree, source edited", PayloadTree, "", record, nightlies, `payloadSource: the lock records "", rule tree reads`},
-		{"newest, GA tags", PayloadNewest, "", record, ga, ""},
-		{"newest, nightlies", PayloadNewest, "", record, nightlies, "rule newest pins the GA tag"},
-		{"newest with a source", PayloadNewest, LastRebaseFile, record, ga, "rule newest reads no file"},
-		{"pinned", PayloadPinned, "", record, nightlies, ""},
-		{"older lock", "", "", "", nightlies, ""},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			root := t.TempDir()
-			if tc.file != "" {
-				p := filepath.Join(root, filepath.FromSlash(LastRebaseFile))
-				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(p, []byte(tc.file), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			got, err := payloadRuleDrift(root, &lock.Lock{PayloadRule: tc.rule, PayloadSource: tc.source, Payloads: tc.payloads})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if s := strings.Join(got, "\n"); (tc.want == "") != (s == "") || !strings.Contains(s, tc.want) {
-				t.Errorf("drift %q, want %q", s, tc.want)
-			}
-		})
 	}
 }

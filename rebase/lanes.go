@@ -195,7 +195,7 @@ func (r *runner) bundleLane(ctx context.Context, l *lanes) {
 func (r *runner) chooseEra(b bundleResolved) (eraChosen, error) {
 	c := b.choice
 	if c.Minor == "" {
-		m, err := MinorOf(b.res.Bundle.CSVVersion)
+		m, err := era.MinorOf(b.res.Bundle.CSVVersion)
 		if err != nil {
 			return eraChosen{}, fmt.Errorf("bundle %s: CSV spec.version: %w", b.res.Bundle.Ref, err)
 		}

@@ -9,8 +9,6 @@ package rebase
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -29,11 +27,14 @@ import (
 	"github.com/lvms-rebase/lvms-rebase/applier/releasefile"
 	"github.com/lvms-rebase/lvms-rebase/internal/arch"
 	"github.com/lvms-rebase/lvms-rebase/rebase/bundle"
+	"github.com/lvms-rebase/lvms-rebase/rebase/commit"
 	"github.com/lvms-rebase/lvms-rebase/rebase/era"
 	"github.com/lvms-rebase/lvms-rebase/rebase/lock"
 	"github.com/lvms-rebase/lvms-rebase/rebase/option"
 	"github.com/lvms-rebase/lvms-rebase/rebase/payload"
+	"github.com/lvms-rebase/lvms-rebase/rebase/prbody"
 	"github.com/lvms-rebase/lvms-rebase/rebase/recipe"
+	"github.com/lvms-rebase/lvms-rebase/rebase/recorded"
 	"github.com/lvms-rebase/lvms-rebase/rebase/render"
 	"github.com/lvms-rebase/lvms-rebase/rebase/review"
 	"github.com/lvms-rebase/lvms-rebase/rebase/snapshot"
@@ -204,7 +205,7 @@ type runner struct {
 	// recordPaths are the bundle records the run writes (the branch's own names).
 	recordPaths []string
 	// recorded is what the tree recorded before the run (the PR body's "before").
-	recorded *Recorded
+	recorded *recorded.Recorded
 	// lanes do the fetches and what depends only on them ahead of the phases (lanes.go).
 	lanes *lanes
 }
@@ -226,20 +227,16 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if opts.Kustomize == nil {
 		return nil, errors.New("rebase: Options.Kustomize is required")
 	}
-	log := opts.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+	if err := opts.Validate(); err != nil {
+		return nil, err
 	}
 	root, err := filepath.Abs(opts.MicroShiftDir)
 	if err != nil {
-		return nil, fmt.Errorf("%s %q: %w", option.MicroShiftDir, opts.MicroShiftDir, err)
-	}
-	if st, err := os.Stat(root); err != nil || !st.IsDir() {
-		return nil, fmt.Errorf("%s %q: expected an existing directory (a MicroShift checkout)", option.MicroShiftDir, opts.MicroShiftDir)
+		return nil, &option.Error{Option: option.MicroShiftDir, Err: err}
 	}
 	opts.MicroShiftDir = root
 
-	r := &runner{opts: opts, log: log, result: &Result{Mode: opts.Mode}}
+	r := &runner{opts: opts, log: logger(opts.Logger), result: &Result{Mode: opts.Mode}}
 	unlock, err := tree.Lock(root)
 	if err != nil {
 		return nil, err
@@ -256,7 +253,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if r.opts.PRBody != "" {
 		// An unreadable record leaves the PR body's "before" column empty; the run itself
 		// reports the unreadable file (preflight reads the release JSONs).
-		r.recorded, _ = ReadRecorded(os.DirFS(root))
+		r.recorded, _ = recorded.Read(os.DirFS(root))
 	}
 	if err := r.prepare(old); err != nil {
 		return nil, err
@@ -626,7 +623,7 @@ func (r *runner) check() error {
 	}
 	res.Changes = changes
 	// The lock itself is verified too: an edited hash, input or rule is drift, not "no changes".
-	ruleDrift, err := payloadRuleDrift(root, res.old)
+	ruleDrift, err := recorded.PayloadRuleDrift(root, res.old)
 	if err != nil {
 		return err
 	}
@@ -642,7 +639,7 @@ func (r *runner) check() error {
 	}
 	parts := []string{}
 	if changes.Changed() {
-		parts = append(parts, summarizeChanges(changes))
+		parts = append(parts, changes.Summary())
 	}
 	if len(lockDrift) > 0 {
 		parts = append(parts, "lock file "+lock.Path+": "+strings.Join(lockDrift, "; "))
@@ -670,7 +667,7 @@ func (r *runner) writeTree(ctx context.Context) error {
 	}
 	var before map[string][]byte
 	if r.opts.PRBody != "" {
-		if before, err = snapshotBefore(root, changes); err != nil {
+		if before, err = prbody.SnapshotBefore(root, changes); err != nil {
 			return err
 		}
 	}
@@ -696,7 +693,7 @@ func (r *runner) writeTree(ctx context.Context) error {
 		}
 	}
 	if r.opts.Mode == ModeWrite && r.opts.Commit && res.Changes.Changed() {
-		commits, err := gitCommitPhases(ctx, root, managed, r.recordPaths)
+		commits, err := commit.Phases(ctx, root, managed, r.recordPaths)
 		res.Commits = commits
 		if err != nil {
 			return err
@@ -751,17 +748,17 @@ func (r *runner) writePRBody(changes *tree.Changes, before, files map[string][]b
 		after[p] = files[p]
 	}
 	res := r.result
-	in := prInput{changes: changes, before: before, after: after,
-		newVersion: res.BundleVersion, newPayload: res.PayloadVersion,
-		undeclared: res.UndeclaredImages, excluded: res.Excluded, recipes: res.RecipeChanges,
-		semantic: res.Semantic, formatting: res.Formatting,
-		imageUses: res.ImageUses, arches: r.arches, rbac: res.RBAC, warnings: res.Warnings}
+	in := prbody.Input{Changes: changes, Before: before, After: after,
+		NewVersion: res.BundleVersion, NewPayload: res.PayloadVersion,
+		Undeclared: res.UndeclaredImages, Excluded: res.Excluded, Recipes: res.RecipeChanges,
+		Semantic: res.Semantic, Formatting: res.Formatting,
+		ImageUses: res.ImageUses, Arches: r.arches, RBAC: res.RBAC, Warnings: res.Warnings}
 	// "before" is what the tree recorded (the lock, else its bundle record and release.base),
 	// read as `lvms-rebase outdated` reads it, before the write.
 	if rec := r.recorded; rec != nil {
-		in.oldVersion, in.oldPayload = rec.Bundle, rec.Payload
+		in.OldVersion, in.OldPayload = rec.Bundle, rec.Payload
 	}
-	if err := replaceFile(r.opts.PRBody, []byte(prBody(in))); err != nil {
+	if err := prbody.Write(r.opts.PRBody, in); err != nil {
 		return fmt.Errorf("%s %s: %w", option.PRBody, r.opts.PRBody, err)
 	}
 	return nil
@@ -779,7 +776,7 @@ func (r *runner) buildLock(files map[string][]byte, assets *snapshot.Assets) *lo
 	l.PayloadRule, l.PayloadSource = res.PayloadRule, res.PayloadSource
 	l.PayloadVersion = res.PayloadVersion
 	l.Bundle = lock.Image{
-		Ref:     lockRef(res.Resolution.Bundle.Ref, res.Resolution.Bundle.Digest),
+		Ref:     lock.Ref(res.Resolution.Bundle.Ref, res.Resolution.Bundle.Digest),
 		Digest:  res.Resolution.Bundle.Digest,
 		Version: res.Resolution.Bundle.Version,
 	}
@@ -790,34 +787,17 @@ func (r *runner) buildLock(files map[string][]byte, assets *snapshot.Assets) *lo
 	}
 	l.SnapshotAssets = lock.SnapshotAssets{Source: src, Commit: res.SnapshotCommit}
 	if assets != nil {
-		l.SnapshotAssets.SHA256 = assetsDigest(assets)
+		l.SnapshotAssets.SHA256 = assets.Digest()
 		for _, d := range assets.Digests() {
 			l.SnapshotAssets.Files = append(l.SnapshotAssets.Files, lock.File{Path: d.Path, SHA256: d.SHA256})
 		}
 	}
 	for _, p := range res.Resolution.Payloads {
-		l.Payloads = append(l.Payloads, lock.Payload{Arch: p.Arch, Ref: lockRef(p.Ref, p.Digest), Digest: p.Digest, Version: p.Version})
+		l.Payloads = append(l.Payloads, lock.Payload{Arch: p.Arch, Ref: lock.Ref(p.Ref, p.Digest), Digest: p.Digest, Version: p.Version})
 	}
 	l.Images = r.lockImages
 	l.SetFiles(files)
 	return l
-}
-
-// lockRef is the reference the lock records next to its digest: without credentials and
-// without a copy of the digest (a run pinned by the lock resolves "ref@digest").
-func lockRef(ref, digest string) string {
-	return redact.Strip(strings.TrimSuffix(ref, "@"+digest))
-}
-
-// assetsDigest hashes the snapshot files that were read (path and content, sorted), so the
-// lock pins their content whatever archive or directory they came from.
-func assetsDigest(a *snapshot.Assets) string {
-	h := sha256.New()
-	for _, p := range a.Paths() {
-		fmt.Fprintf(h, "%s\x00%d\x00", p, len(a.Files[p]))
-		h.Write(a.Files[p])
-	}
-	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }
 
 func readLock(root string) (*lock.Lock, error) {
@@ -905,17 +885,4 @@ func snapshotObjects(s *snapshot.Result) []*unstructured.Unstructured {
 		return nil
 	}
 	return s.Objects
-}
-
-func summarizeChanges(p *tree.Changes) string {
-	var parts []string
-	add := func(verb string, paths []string) {
-		if len(paths) > 0 {
-			parts = append(parts, fmt.Sprintf("%d to %s (%s)", len(paths), verb, strings.Join(paths, ", ")))
-		}
-	}
-	add("add", p.Add)
-	add("change", p.Change)
-	add("remove", p.Remove)
-	return strings.Join(parts, "; ")
 }

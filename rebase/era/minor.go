@@ -35,3 +35,13 @@ func VersionMinor(v string) (string, error) {
 	y, _, _ := strings.Cut(rest, ".")
 	return ParseMinor(x + "." + y)
 }
+
+// MinorOf returns the "X.Y" of an OpenShift version: a GA "4.18.12", a nightly
+// "5.0.0-0.nightly-2026-07-23-224236" or "5.0.0-0.nightly-arm64-…", or "X.Y" itself.
+func MinorOf(version string) (string, error) {
+	v, err := semver.NewVersion(strings.TrimSpace(version))
+	if err != nil {
+		return "", fmt.Errorf("OpenShift version %q: expected X.Y, X.Y.Z or X.Y.Z-<pre-release>: %w", version, err)
+	}
+	return fmt.Sprintf("%d.%d", v.Major(), v.Minor()), nil
+}

@@ -71,6 +71,12 @@ type Report struct {
 // Run rebases every branch; the error return is for the clone itself (a branch's failure is
 // in its BranchResult).
 func Run(ctx context.Context, o Options) (*Report, error) {
+	// What every branch's run would refuse is refused once, before any worktree.
+	check := o.Rebase
+	check.MicroShiftDir = o.Repo
+	if err := check.Validate(); err != nil {
+		return nil, err
+	}
 	if _, err := gittree.Git(o.Repo, "rev-parse", "--git-dir"); err != nil {
 		return nil, fmt.Errorf("%s: not a git clone: %w", o.Repo, err)
 	}

@@ -27,6 +27,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/lvms-rebase/lvms-rebase/applier/redact"
 	"github.com/lvms-rebase/lvms-rebase/internal/arch"
 	"github.com/lvms-rebase/lvms-rebase/internal/strictyaml"
 )
@@ -428,4 +429,10 @@ func knownArch(a string) bool {
 		}
 	}
 	return false
+}
+
+// Ref is the reference the lock records next to its digest: without credentials and
+// without a copy of the digest (a run pinned by the lock resolves "ref@digest").
+func Ref(ref, digest string) string {
+	return redact.Strip(strings.TrimSuffix(ref, "@"+digest))
 }

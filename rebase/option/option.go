@@ -5,7 +5,10 @@
 // lets a flag be renamed or aliased without touching library code.
 package option
 
-import "sync/atomic"
+import (
+	"fmt"
+	"sync/atomic"
+)
 
 // Name is the name of an Options field (or of a per-arch pin, see For). Its String is what
 // the installed Namer makes of it.
@@ -78,4 +81,23 @@ func (n Name) String() string {
 		return string(base) + "[" + arch + "]"
 	}
 	return string(n)
+}
+
+// Error is a mistake in the value of one option, the caller's to fix: a front end reports it
+// as a usage error (the CLI exits 2) and reads the option as it spells it. Libraries validate
+// an option once, where they use it, and return an *Error; they never name a flag.
+type Error struct {
+	Option Name
+	Err    error
+}
+
+// Error reads "<option> <what is wrong>", e.g. `--ocp "4.17.3": expected X.Y` once the CLI's
+// Namer is installed.
+func (e *Error) Error() string { return e.Option.String() + " " + e.Err.Error() }
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Errorf returns an *Error about n with the formatted message.
+func Errorf(n Name, format string, a ...any) error {
+	return &Error{Option: n, Err: fmt.Errorf(format, a...)}
 }

@@ -1,6 +1,6 @@
 // Package outdated answers "which MicroShift branches lag?" for a clone: per branch, read
 // from git without checking it out (internal/gittree), what the branch records now
-// (rebase.ReadRecorded: the lock, else its bundle record and release JSON) and what a rebase
+// (recorded.Read: the lock, else its bundle record and release JSON) and what a rebase
 // of it would pick today under the same rules as a run (the LVMS-minor policy, the newest
 // bundle tag of that minor, the payload rule). One Source serves every branch, so each
 // repository's tags are listed once per run.
@@ -15,6 +15,7 @@ import (
 	"github.com/lvms-rebase/lvms-rebase/internal/gittree"
 	"github.com/lvms-rebase/lvms-rebase/internal/output"
 	"github.com/lvms-rebase/lvms-rebase/rebase"
+	"github.com/lvms-rebase/lvms-rebase/rebase/recorded"
 	"github.com/lvms-rebase/lvms-rebase/rebase/source"
 )
 
@@ -93,7 +94,7 @@ func DefaultBranches(repo string) ([]string, error) {
 		if !branchRE.MatchString(b) {
 			continue
 		}
-		if _, err := gittree.Git(repo, "cat-file", "-e", "refs/heads/"+b+":"+rebase.BaseFile); err == nil {
+		if _, err := gittree.Git(repo, "cat-file", "-e", "refs/heads/"+b+":"+recorded.BaseFile); err == nil {
 			out = append(out, b)
 		}
 	}
@@ -135,7 +136,7 @@ func checkBranch(ctx context.Context, o Options, branch string) Status {
 		return fail(fmt.Errorf("branch %s: %w", branch, err))
 	}
 	st.Commit = t.Commit
-	rec, err := rebase.ReadRecorded(t)
+	rec, err := recorded.Read(t)
 	if err != nil {
 		return fail(fmt.Errorf("branch %s: %w", branch, err))
 	}
@@ -161,7 +162,7 @@ func checkBranch(ctx context.Context, o Options, branch string) Status {
 // newest fills what a plain run on the branch would pick: the LVMS minor by the era policy,
 // that minor's newest bundle tag, and the payload by the run's rule (last_rebase.sh when
 // the tree has it, else the newest GA z common to every arch).
-func newest(ctx context.Context, src *source.Source, rec *rebase.Recorded, st *Status) error {
+func newest(ctx context.Context, src *source.Source, rec *recorded.Recorded, st *Status) error {
 	choice, err := rebase.ChooseLVMS(ctx, src, source.Options{}, rec.OCP, "")
 	if err != nil {
 		return err

@@ -9,6 +9,8 @@ import (
 	"bufio"
 	"compress/gzip"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -65,6 +67,17 @@ type Assets struct {
 // Paths lists the file paths in sorted order.
 func (a *Assets) Paths() []string {
 	return append([]string{}, slices.Sorted(maps.Keys(a.Files))...)
+}
+
+// Digest hashes the snapshot files that were read (path and content, sorted), so the
+// lock pins their content whatever archive or directory they came from.
+func (a *Assets) Digest() string {
+	h := sha256.New()
+	for _, p := range a.Paths() {
+		fmt.Fprintf(h, "%s\x00%d\x00", p, len(a.Files[p]))
+		h.Write(a.Files[p])
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }
 
 // wanted reports whether a repository-relative path is one the translation may read.

@@ -36,6 +36,20 @@ func (p *Changes) Changed() bool {
 	return len(p.Add)+len(p.Change)+len(p.Remove) > 0
 }
 
+// Summary says what the changes do in one line: "2 to add (a, b); 1 to change (c)".
+func (p *Changes) Summary() string {
+	var parts []string
+	add := func(verb string, paths []string) {
+		if len(paths) > 0 {
+			parts = append(parts, fmt.Sprintf("%d to %s (%s)", len(paths), verb, strings.Join(paths, ", ")))
+		}
+	}
+	add("add", p.Add)
+	add("change", p.Change)
+	add("remove", p.Remove)
+	return strings.Join(parts, "; ")
+}
+
 // Compute compares files with the tree at root. Remove lists the files under the managed
 // directories that files lacks.
 func Compute(root string, files map[string][]byte, managedDirs []string) (*Changes, error) {

@@ -10,6 +10,7 @@ import (
 	"github.com/lvms-rebase/lvms-rebase/internal/output"
 	"github.com/lvms-rebase/lvms-rebase/rebase"
 	"github.com/lvms-rebase/lvms-rebase/rebase/era"
+	"github.com/lvms-rebase/lvms-rebase/rebase/recorded"
 )
 
 // flagCompletions are the shell completions of flag values, by flag name, on every command
@@ -21,7 +22,7 @@ var flagCompletions = map[string]cobra.CompletionFunc{
 	"lvms":       completeLVMS,
 	"output":     fixedCompletion(output.Formats()...),
 	"log-format": fixedCompletion("text", "json"),
-	"payload": fixedCompletion(rebase.PayloadTree+"\tthe pull specs of the tree's "+rebase.LastRebaseFile,
+	"payload": fixedCompletion(rebase.PayloadTree+"\tthe pull specs of the tree's "+recorded.LastRebaseFile,
 		rebase.PayloadNewest+"\tthe newest GA z common to every arch"),
 	"arch": completeArch,
 }

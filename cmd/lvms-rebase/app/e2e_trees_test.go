@@ -160,7 +160,7 @@ func TestTreeUsageErrors(t *testing.T) {
 			[]string{"--ocp 4.22 differs from the tree's OpenShift 5.0", "5.0.0-0.nightly-2026-07-23-224236", "--allow-base-mismatch"}},
 		{"payload tree without last_rebase.sh", "5.0", "scripts/auto-rebase/last_rebase.sh", []string{"--payload", "tree"},
 			[]string{"--payload tree", "last_rebase.sh"}},
-		{"bad --payload", "5.0", "", []string{"--payload", "latest"}, []string{"--payload: expected tree or newest"}},
+		{"bad --payload", "5.0", "", []string{"--payload", "latest"}, []string{`--payload "latest": expected tree or newest`}},
 		{"bad --lvms", "5.0", "", []string{"--lvms", "four"}, []string{`--lvms "four": expected X.Y`}},
 		{"no release JSON and no --ocp", "5.0", "assets/release/release-x86_64.json", nil, []string{"--ocp X.Y not given"}},
 	} {

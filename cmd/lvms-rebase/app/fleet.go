@@ -31,17 +31,18 @@ func runFleet(cmd *cobra.Command, f *rebaseFlags, streams IOStreams) error {
 	if f.parallel < 1 {
 		return usageError("--parallel %d: expected at least 1", f.parallel)
 	}
-	logger, srcOpts, err := f.sourceOptions(streams)
+	logger, srcOpts, err := sourceOptions(f.logs, &f.source, streams)
 	if err != nil {
 		return err
 	}
+	srcOpts.Progress = nil // branches download at once; their progress lines would interleave
 	ctx, cancel := commandContext(cmd.Context(), f.source.Timeout)
 	defer cancel()
 	rep, err := fleet.Run(ctx, fleet.Options{Repo: f.microshiftDir, Branches: f.branches, PRBodyDir: f.prBodyDir, Parallel: f.parallel,
 		Rebase: rebase.Options{Payload: f.payload, Source: srcOpts, SnapshotAssets: f.snapshotAssets, Commit: f.commit,
 			Kustomize: lvmsrebase.Kustomize, ToolVersion: version.String(), Logger: logger}})
 	if err != nil {
-		return err
+		return libraryError(err)
 	}
 	if f.output == "json" || !f.logs.quiet {
 		err = printFleet(streams.Out, f.output, rep)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"strings"
 	"time"
 
@@ -16,22 +15,10 @@ import (
 	"github.com/lvms-rebase/lvms-rebase/internal/output"
 	"github.com/lvms-rebase/lvms-rebase/internal/version"
 	"github.com/lvms-rebase/lvms-rebase/rebase"
-	"github.com/lvms-rebase/lvms-rebase/rebase/era"
+	"github.com/lvms-rebase/lvms-rebase/rebase/recorded"
 	"github.com/lvms-rebase/lvms-rebase/rebase/snapshot"
 	"github.com/lvms-rebase/lvms-rebase/rebase/source"
 )
-
-// checkMinorFlag is the strict X.Y check of --ocp (and other minor flags) when given: "4",
-// "4.17.3", "v4.17" and "04.17" are usage errors, not read as 4.0 or sent to a registry.
-func checkMinorFlag(flag, value string, given bool) error {
-	if !given {
-		return nil
-	}
-	if _, err := era.ParseMinor(value); err != nil {
-		return usageError("--%s %v", flag, err)
-	}
-	return nil
-}
 
 // rebaseFlags are the flags of the main job, `lvms-rebase --ocp X.Y`.
 type rebaseFlags struct {
@@ -62,10 +49,10 @@ func configureRebase(root *cobra.Command, streams IOStreams, logs *logFlags) {
   lvms-rebase --ocp 4.18 --diff
   lvms-rebase --check`
 	fl := root.Flags()
-	fl.StringVar(&f.ocp, "ocp", "", "OpenShift minor to rebase onto, X.Y (default: the minor of release.base in the tree's "+rebase.BaseFile+"; with --check the lock file's)")
+	fl.StringVar(&f.ocp, "ocp", "", "OpenShift minor to rebase onto, X.Y (default: the minor of release.base in the tree's "+recorded.BaseFile+"; with --check the lock file's)")
 	fl.BoolVar(&f.allowMismatch, "allow-base-mismatch", false, "accept an --ocp that differs from the tree's release.base minor (a branch whose OCP rebase has not run yet)")
 	fl.StringVar(&f.lvms, "lvms", "", "force the LVMS bundle minor, X.Y (default: the OpenShift minor when published, else the newest published minor below it)")
-	fl.StringVar(&f.payload, "payload", "", "payload rule: tree (the pull specs of the tree's "+rebase.LastRebaseFile+"; the default when it exists) or newest (newest GA z common to every arch); --ocp-release* pins win")
+	fl.StringVar(&f.payload, "payload", "", "payload rule: tree (the pull specs of the tree's "+recorded.LastRebaseFile+"; the default when it exists) or newest (newest GA z common to every arch); --ocp-release* pins win")
 	fl.StringVar(&f.microshiftDir, "microshift-dir", ".", "root of the MicroShift checkout to write into")
 	fl.StringVar(&f.snapshotAssets, "snapshot-assets", "",
 		"where the csi-snapshot-controller operator assets come from: a per-file URL template with {commit} and {path} (only the files\nthe era reads are fetched), an archive URL template with {commit} (e.g. "+snapshot.ArchiveSource+"),\na directory or a tarball (default "+snapshot.DefaultSource+"; with --check the lock file's)")
@@ -81,19 +68,9 @@ func configureRebase(root *cobra.Command, streams IOStreams, logs *logFlags) {
 	AddSourceFlags(fl, &f.source)
 	markRebaseGroups(root)
 	root.Args = cobra.NoArgs
+	// The values of --ocp, --lvms, --payload and --microshift-dir are checked by the library
+	// (rebase.Options.Validate), once; its *option.Error is a usage error here (libraryError).
 	root.RunE = func(cmd *cobra.Command, _ []string) error {
-		if f.payload != "" && f.payload != rebase.PayloadTree && f.payload != rebase.PayloadNewest {
-			return usageError("--payload: expected tree or newest, got %q", f.payload)
-		}
-		if err := checkMinorFlag("ocp", f.ocp, cmd.Flags().Changed("ocp")); err != nil {
-			return err
-		}
-		if err := checkMinorFlag("lvms", f.lvms, cmd.Flags().Changed("lvms")); err != nil {
-			return err
-		}
-		if st, err := os.Stat(f.microshiftDir); err != nil || !st.IsDir() {
-			return usageError("--microshift-dir %q: expected an existing directory (a MicroShift checkout)", f.microshiftDir)
-		}
 		if len(f.branches) > 0 || f.prBodyDir != "" {
 			return runFleet(cmd, f, streams)
 		}
@@ -128,20 +105,31 @@ func (f *rebaseFlags) mode() rebase.Mode {
 	return rebase.ModeWrite
 }
 
-// sourceOptions builds the logger and the registry options of the flags (single and
-// multi-branch runs alike).
-func (f *rebaseFlags) sourceOptions(streams IOStreams) (*slog.Logger, source.Options, error) {
-	logger, err := f.logs.logger(streams.ErrOut)
+// sourceOptions builds the logger of the logging flags and the registry options of the source
+// flags, with download progress (none with -q), for every command that pulls images.
+func sourceOptions(logs *logFlags, sf *SourceFlags, streams IOStreams) (*slog.Logger, source.Options, error) {
+	logger, err := logs.logger(streams.ErrOut)
 	if err != nil {
 		return nil, source.Options{}, err
 	}
-	srcOpts, err := f.source.Options()
+	srcOpts, err := sf.Options()
 	if err != nil {
 		return nil, source.Options{}, err
 	}
-	logger.Debug("image sources", "sources", f.source.String())
+	logger.Debug("image sources", "sources", sf.String())
 	srcOpts.Logger = logger
+	srcOpts.Progress = progressFor(logs, streams.ErrOut, logger)
 	return logger, srcOpts, nil
+}
+
+// libraryError maps the libraries' typed errors to exit codes: a mistake in an option's value
+// (*option.Error, spelled as its flag by flagnames.go) or another caller's mistake
+// (rebase.ErrUsage) is a usage error.
+func libraryError(err error) error {
+	if rebase.IsUsage(err) {
+		return WithExitCode(ExitUsage, err)
+	}
+	return err
 }
 
 func runRebase(ctx context.Context, f *rebaseFlags, streams IOStreams) (err error) {
@@ -149,11 +137,10 @@ func runRebase(ctx context.Context, f *rebaseFlags, streams IOStreams) (err erro
 	if err := checkOutput(f.output); err != nil {
 		return err
 	}
-	logger, srcOpts, err := f.sourceOptions(streams)
+	logger, srcOpts, err := sourceOptions(f.logs, &f.source, streams)
 	if err != nil {
 		return err
 	}
-	srcOpts.Progress = progressFor(f.logs, streams.ErrOut, logger)
 
 	ctx, cancel := commandContext(ctx, f.source.Timeout)
 	defer cancel()
@@ -183,13 +170,10 @@ func runRebase(ctx context.Context, f *rebaseFlags, streams IOStreams) (err erro
 		if errors.Is(err, rebase.ErrDrift) {
 			return WithExitCode(ExitDrift, err)
 		}
-		if errors.Is(err, rebase.ErrUsage) {
-			return WithExitCode(ExitUsage, err)
-		}
 		if errors.Is(err, rebase.ErrPendingRecovery) {
 			return fmt.Errorf("%w; run lvms-rebase without --%s to repair the tree, then --%s again", err, mode, mode)
 		}
-		return err
+		return libraryError(err)
 	}
 	if mode == rebase.ModeDiff && res.Changes != nil && res.Changes.Changed() {
 		return exitQuietly(ExitDrift)

@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/lvms-rebase/lvms-rebase/internal/output"
 	"github.com/lvms-rebase/lvms-rebase/rebase"
-	"github.com/lvms-rebase/lvms-rebase/rebase/era"
 	"github.com/lvms-rebase/lvms-rebase/rebase/source"
 )
 
@@ -35,9 +33,6 @@ manifest-list digest and per-arch child digests. It writes nothing except the im
   lvms-rebase resolve --ocp 4.18 -o json --mirror registry.redhat.io=mirror.local/rh`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkMinorFlag("ocp", f.ocp, true); err != nil {
-				return err
-			}
 			return runResolve(cmd.Context(), f, streams)
 		},
 	}
@@ -54,49 +49,17 @@ func runResolve(ctx context.Context, f *resolveFlags, streams IOStreams) (err er
 	if err := checkOutput(f.output); err != nil {
 		return err
 	}
-	logger, err := f.logs.logger(streams.ErrOut)
+	_, opts, err := sourceOptions(f.logs, &f.source, streams)
 	if err != nil {
 		return err
-	}
-	opts, err := f.source.Options()
-	if err != nil {
-		return err
-	}
-	logger.Debug("image sources", "sources", f.source.String())
-	opts.Logger = logger
-	opts.Progress = progressFor(f.logs, streams.ErrOut, logger)
-	if _, err := era.OCPRowFor(f.ocp); err != nil {
-		return WithExitCode(ExitUsage, err)
-	}
-	src, err := source.New(opts)
-	if err != nil {
-		return WithExitCode(ExitUsage, err)
 	}
 	ctx, cancel := commandContext(ctx, f.source.Timeout)
 	defer cancel()
 	defer func() { err = exitForInterrupt(ctx, err) }()
-	// The era policy picks the LVMS minor from what is published (4.16 → 4.15, 5.0 → 4.21).
-	choice, err := rebase.ChooseLVMS(ctx, src, opts, f.ocp, f.lvms)
+	res, err := rebase.Resolve(ctx, rebase.ResolveOptions{OCP: f.ocp, LVMS: f.lvms, Source: opts})
 	if err != nil {
-		if errors.Is(err, rebase.ErrUsage) {
-			return WithExitCode(ExitUsage, err)
-		}
-		return err
+		return libraryError(err)
 	}
-	if choice.Warning != "" {
-		logger.Warn(choice.Warning)
-	}
-	res, err := src.Resolve(ctx, f.ocp, choice.Minor)
-	if err != nil {
-		return err
-	}
-	if choice.Minor == "" {
-		choice.Minor, _ = rebase.MinorOf(res.Bundle.CSVVersion)
-	}
-	if choice.Warning != "" {
-		res.Warnings = append([]string{choice.Warning}, res.Warnings...)
-	}
-	res.LVMS = &choice
 	if output.IsMachine(f.output) {
 		return output.Write(streams.Out, f.output, output.KindResolution, res)
 	}

@@ -1,7 +1,13 @@
-package rebase
+// Package prbody writes the markdown pull-request body of a rebase (--pr-body): versions and
+// image digests before and after, RBAC and CRD changes with a security review, what the bundle
+// brought that MicroShift has not decided on, the files, and every warning verbatim. It reads
+// only what it is given; the rebase decides what happened.
+package prbody
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"os"
 	"path"
@@ -19,27 +25,28 @@ import (
 	"github.com/lvms-rebase/lvms-rebase/rebase/tree"
 )
 
-// prInput is what a pull-request body describes: the files before and after.
-type prInput struct {
-	oldVersion, newVersion string // bundle tags
-	oldPayload, newPayload string
-	changes                *tree.Changes
-	before, after          map[string][]byte // changed and removed paths only
-	undeclared             []bundle.Image
-	excluded               []bundle.Excluded
-	recipes                []recipe.Change
-	semantic, formatting   []string
-	// imageUses are the release placeholders of the shipped files; rbac the review of the
-	// RBAC change; warnings every warning of the run, in order.
-	imageUses []render.ImageUse
-	arches    []string // the architectures whose release JSONs the run wrote
-	rbac      *review.RBAC
-	warnings  []string
+// Input is what a pull-request body describes: the versions and files before and after, and
+// what the run found on the way.
+type Input struct {
+	OldVersion, NewVersion string // bundle tags
+	OldPayload, NewPayload string
+	Changes                *tree.Changes
+	Before, After          map[string][]byte // changed and removed paths only
+	Undeclared             []bundle.Image
+	Excluded               []bundle.Excluded
+	Recipes                []recipe.Change
+	Semantic, Formatting   []string
+	// ImageUses are the release placeholders of the shipped files; RBAC the review of the
+	// RBAC change; Warnings every warning of the run, in order.
+	ImageUses []render.ImageUse
+	Arches    []string // the architectures whose release JSONs the run wrote
+	RBAC      *review.RBAC
+	Warnings  []string
 }
 
-// snapshotBefore reads the current bytes of every path the run changes or removes, so the
+// SnapshotBefore reads the current bytes of every path the run changes or removes, so the
 // PR body can describe the change after the tree has been rewritten.
-func snapshotBefore(root string, changes *tree.Changes) (map[string][]byte, error) {
+func SnapshotBefore(root string, changes *tree.Changes) (map[string][]byte, error) {
 	out := map[string][]byte{}
 	for _, p := range append(append([]string{}, changes.Change...), changes.Remove...) {
 		data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(p)))
@@ -51,23 +58,23 @@ func snapshotBefore(root string, changes *tree.Changes) (map[string][]byte, erro
 	return out, nil
 }
 
-// prBody renders the markdown body: version change, image digests per arch, RBAC rules
+// Body renders the markdown body: version change, image digests per arch, RBAC rules
 // added/removed, CRD changes and the files changed.
-func prBody(in prInput) string {
+func Body(in Input) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## LVMS rebase\n\n")
 	fmt.Fprintf(&b, "| | before | after |\n|---|---|---|\n")
-	fmt.Fprintf(&b, "| LVMS bundle | %s | %s |\n", orNone(in.oldVersion), in.newVersion)
-	fmt.Fprintf(&b, "| OCP payload | %s | %s |\n\n", orNone(in.oldPayload), in.newPayload)
+	fmt.Fprintf(&b, "| LVMS bundle | %s | %s |\n", orNone(in.OldVersion), in.NewVersion)
+	fmt.Fprintf(&b, "| OCP payload | %s | %s |\n\n", orNone(in.OldPayload), in.NewPayload)
 
 	// Image digests per arch from the release JSONs.
 	var imgLines []string
-	for _, p := range sortedUnion(in.after) {
+	for _, p := range sortedUnion(in.After) {
 		arch, ok := releasefile.ArchOf(p)
 		if !ok {
 			continue
 		}
-		oldImgs, newImgs := releaseImages(in.before[p]), releaseImages(in.after[p])
+		oldImgs, newImgs := releaseImages(in.Before[p]), releaseImages(in.After[p])
 		for _, k := range sortedUnion(oldImgs, newImgs) {
 			o, n := oldImgs[k], newImgs[k]
 			if o != n {
@@ -85,11 +92,11 @@ func prBody(in prInput) string {
 
 	// CRDs.
 	var crds []string
-	for _, p := range sortedUnion(in.before, in.after) {
+	for _, p := range sortedUnion(in.Before, in.After) {
 		if path.Dir(p) == releasefile.RepoDir {
 			continue
 		}
-		o, n := objectOf(in.before[p]), objectOf(in.after[p])
+		o, n := objectOf(in.Before[p]), objectOf(in.After[p])
 		if o.Kind != "CustomResourceDefinition" && n.Kind != "CustomResourceDefinition" {
 			continue
 		}
@@ -98,20 +105,20 @@ func prBody(in prInput) string {
 			name = o.Metadata.Name
 		}
 		switch {
-		case in.before[p] == nil:
+		case in.Before[p] == nil:
 			crds = append(crds, fmt.Sprintf("- added `%s`", name))
-		case in.after[p] == nil:
+		case in.After[p] == nil:
 			crds = append(crds, fmt.Sprintf("- removed `%s`", name))
 		default:
 			crds = append(crds, fmt.Sprintf("- changed `%s` (%s)", name, p))
 		}
 	}
-	rbacSections(&b, in.rbac)
+	rbacSections(&b, in.RBAC)
 	section(&b, "CRDs", crds, "No CRD changes.")
 	bundleEvolution(&b, in)
 
 	section(&b, "Files", fileLines(in), "No files changed.")
-	warningsSection(&b, in.warnings)
+	warningsSection(&b, in.Warnings)
 	return b.String()
 }
 
@@ -146,40 +153,40 @@ func warningsSection(b *strings.Builder, warnings []string) {
 
 // fileLines lists the files added, changed and removed, after a count of the changes of
 // meaning apart from those of formatting only.
-func fileLines(in prInput) []string {
+func fileLines(in Input) []string {
 	var files []string
-	for _, p := range in.changes.Add {
+	for _, p := range in.Changes.Add {
 		files = append(files, "- added `"+p+"`")
 	}
-	for _, p := range in.changes.Change {
+	for _, p := range in.Changes.Change {
 		files = append(files, "- changed `"+p+"`")
 	}
-	for _, p := range in.changes.Remove {
+	for _, p := range in.Changes.Remove {
 		files = append(files, "- removed `"+p+"`")
 	}
 	if len(files) > 0 {
 		files = append([]string{fmt.Sprintf("%d added, %d changed (%d in meaning, %d only in formatting), %d removed.\n",
-			len(in.changes.Add), len(in.changes.Change), len(in.semantic), len(in.formatting), len(in.changes.Remove))}, files...)
+			len(in.Changes.Add), len(in.Changes.Change), len(in.Semantic), len(in.Formatting), len(in.Changes.Remove))}, files...)
 	}
 	return files
 }
 
 // bundleEvolution lists what the bundle brought that MicroShift has not decided on yet:
 // images the era does not declare, objects not shipped, and recipe entries changed.
-func bundleEvolution(b *strings.Builder, in prInput) {
+func bundleEvolution(b *strings.Builder, in Input) {
 	var imgs, objs, recs []string
-	for _, img := range in.undeclared {
+	for _, img := range in.Undeclared {
 		var rels []string
-		for _, a := range in.arches {
+		for _, a := range in.Arches {
 			rels = append(rels, releasefile.FileName(a))
 		}
 		imgs = append(imgs, fmt.Sprintf("- `%s` (`%s`) → release key `%s` in %s; %s; not declared in the era table: review and declare it",
-			img.Name, img.Ref, img.Key, strings.Join(rels, ", "), usesOf(in.imageUses, img.Key)))
+			img.Name, img.Ref, img.Key, strings.Join(rels, ", "), usesOf(in.ImageUses, img.Key)))
 	}
-	for _, e := range in.excluded {
+	for _, e := range in.Excluded {
 		objs = append(objs, fmt.Sprintf("- %s `%s` (%s): %s", e.Kind, e.Name, e.File, e.Reason))
 	}
-	for _, c := range in.recipes {
+	for _, c := range in.Recipes {
 		for _, f := range c.Added {
 			recs = append(recs, fmt.Sprintf("- `%s`: listed `assets/%s/%s`", c.Recipe, c.Dir, f))
 		}
@@ -232,6 +239,8 @@ func objectOf(data []byte) prObject {
 
 // releaseImages are a release file's images; none when it is absent or unreadable (the tree
 // was checked before the run).
+// releaseImages are a release file's images; none when it is absent or unreadable (the tree
+// was checked before the run).
 func releaseImages(data []byte) map[string]string {
 	f, err := releasefile.Parse(data)
 	if err != nil {
@@ -269,4 +278,52 @@ func sortedUnion[V any](ms ...map[string]V) []string {
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// CheckWritable tells whether a file can be written at p without changing anything: an
+// existing regular file is opened for writing (not truncated), a new one is tried as a
+// temporary sibling that is removed again.
+func CheckWritable(p string) error {
+	fi, err := os.Stat(p)
+	switch {
+	case err == nil && !fi.Mode().IsRegular():
+		return fmt.Errorf("expected a regular file, found %v", fi.Mode().Type())
+	case err == nil:
+		f, err := os.OpenFile(p, os.O_WRONLY, 0)
+		if err != nil {
+			return fmt.Errorf("not writable: %w", err)
+		}
+		return f.Close()
+	case !errors.Is(err, fs.ErrNotExist):
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(p), ".lvms-rebase-pr-body-*")
+	if err != nil {
+		return fmt.Errorf("cannot create the file: %w", err)
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}
+
+// Write writes the body of in to p through a temporary sibling and a rename, so a kill
+// leaves the old file or the new one, never half of it.
+func Write(p string, in Input) error {
+	data := []byte(Body(in))
+	f, err := os.CreateTemp(filepath.Dir(p), ".lvms-rebase-pr-body-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Chmod(0o644); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), p)
 }

@@ -1,4 +1,7 @@
-package rebase
+// Package commit makes the git commits of a rebase run with --commit (option.Commit): one per
+// phase (lock, bundle record, images, manifests with the recipes), with the messages MicroShift's
+// own scripts use, so that history reads the same; and checks beforehand that git can commit.
+package commit
 
 import (
 	"bytes"
@@ -10,6 +13,7 @@ import (
 
 	"github.com/lvms-rebase/lvms-rebase/applier/releasefile"
 	"github.com/lvms-rebase/lvms-rebase/rebase/lock"
+	"github.com/lvms-rebase/lvms-rebase/rebase/option"
 	"github.com/lvms-rebase/lvms-rebase/rebase/recipe"
 )
 
@@ -31,10 +35,10 @@ var commitPhases = []struct {
 	}},
 }
 
-// gitCommitPhases stages what the rebase wrote (legacy defect 1: the images commit was never
+// Phases stages what the rebase wrote (legacy defect 1: the images commit was never
 // made because the wrong path was staged) and commits each phase separately.
 // An interruption (ctx done) stops it before the next commit.
-func gitCommitPhases(ctx context.Context, root string, managed, records []string) ([]string, error) {
+func Phases(ctx context.Context, root string, managed, records []string) ([]string, error) {
 	var made []string
 	for _, ph := range commitPhases {
 		msg := ph.message
@@ -72,6 +76,20 @@ func recordMessage(records []string) string {
 		names[i] = path.Base(p)
 	}
 	return "update " + strings.Join(names, ", ")
+}
+
+// Check tells whether Phases can commit: root is inside a git work tree and git knows
+// who the author and committer are.
+func Check(root string) error {
+	if out, err := git(root, "rev-parse", "--is-inside-work-tree"); err != nil || strings.TrimSpace(out) != "true" {
+		return fmt.Errorf("%s: %s is not inside a git work tree", option.Commit, root)
+	}
+	for _, v := range []string{"GIT_AUTHOR_IDENT", "GIT_COMMITTER_IDENT"} {
+		if _, err := git(root, "var", v); err != nil {
+			return fmt.Errorf("%s: git has no identity to commit with (set user.name and user.email): %w", option.Commit, err)
+		}
+	}
+	return nil
 }
 
 func git(dir string, args ...string) (string, error) {
