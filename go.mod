@@ -4,6 +4,7 @@ go 1.26.3
 
 require (
 	github.com/Masterminds/semver/v3 v3.5.0
+	github.com/google/go-cmp v0.7.0
 	github.com/google/go-containerregistry v0.22.1
 	github.com/lvms-rebase/lvms-rebase/applier v0.0.0
 	github.com/operator-framework/api v0.45.0

@@ -4,6 +4,7 @@ go 1.22.0
 
 require (
 	github.com/fsnotify/fsnotify v1.7.0
+	github.com/google/go-cmp v0.6.0
 	k8s.io/api v0.30.1
 	k8s.io/apimachinery v0.30.1
 	k8s.io/client-go v0.30.1

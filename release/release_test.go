@@ -6,9 +6,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/lvms-rebase/lvms-rebase/rebase/era"
 )
@@ -125,14 +126,14 @@ func TestMergeChange(t *testing.T) {
 		Removed: []string{"topolvm_csi", "topolvm_csi_registrar", "topolvm_csi_livenessprobe", "topolvm_csi_resizer",
 			"topolvm_csi_provisioner", "csi-external-snapshotter", "csi-snapshot-validation-webhook"},
 	}
-	if !reflect.DeepEqual(ch, want) {
-		t.Errorf("change = %+v, want %+v", ch, want)
+	if diff := cmp.Diff(want, ch); diff != "" {
+		t.Errorf("change (-want +got):\n%s", diff)
 	}
 	after, _ := Read(got)
 	wantKeys := []string{"cli", "coredns", "haproxy-router", "kube-rbac-proxy", "openssl", "ovn-kubernetes-microshift", "pod",
 		"service-ca-operator", "csi-snapshot-controller", "lvms_operator"}
-	if !reflect.DeepEqual(after.Keys, wantKeys) {
-		t.Errorf("keys %v, want %v", after.Keys, wantKeys)
+	if diff := cmp.Diff(wantKeys, after.Keys); diff != "" {
+		t.Errorf("keys (-want +got):\n%s", diff)
 	}
 	// Updating one value changes exactly one line.
 	imgs["csi-snapshot-controller"] = "quay.io/x@sha256:" + strings.Repeat("b", 64)
@@ -140,8 +141,8 @@ func TestMergeChange(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(ch2, &Change{Updated: []string{"csi-snapshot-controller"}}) {
-		t.Errorf("change %+v", ch2)
+	if diff := cmp.Diff(&Change{Updated: []string{"csi-snapshot-controller"}}, ch2); diff != "" {
+		t.Errorf("change (-want +got):\n%s", diff)
 	}
 	a, b := strings.Split(string(got), "\n"), strings.Split(string(got2), "\n")
 	diff := 0

@@ -1,9 +1,9 @@
 package jsonvalue
 
 import (
-	"reflect"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -34,8 +34,8 @@ func TestFromTyped(t *testing.T) {
 				t.Fatal(err)
 			}
 			delete(tc.want, "selector") // a nil pointer: dropped like every null
-			if !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("got  %#v\nwant %#v", got, tc.want)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})
 	}
@@ -62,7 +62,7 @@ func TestToTyped(t *testing.T) {
 func TestNormalize(t *testing.T) {
 	in := map[string]any{"a": float64(3), "b": 1.5, "c": []any{float64(2), "s", map[string]any{"d": float64(-4)}}}
 	want := map[string]any{"a": int64(3), "b": 1.5, "c": []any{int64(2), "s", map[string]any{"d": int64(-4)}}}
-	if got := Normalize(in); !reflect.DeepEqual(got, want) {
-		t.Errorf("got %#v, want %#v", got, want)
+	if diff := cmp.Diff(want, Normalize(in)); diff != "" {
+		t.Errorf("Normalize (-want +got):\n%s", diff)
 	}
 }

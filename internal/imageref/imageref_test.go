@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 const d = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
@@ -65,8 +67,8 @@ func TestStrings(t *testing.T) {
 	var paths []string
 	Strings(obj, func(p, s string) string { paths = append(paths, p+"="+s); return s + "!" })
 	want := []string{`metadata.annotations["a.io/image"]=x`, "spec.containers[0].args[0]=p", "spec.containers[0].args[1]=q", "spec.containers[0].image=i"}
-	if !reflect.DeepEqual(paths, want) {
-		t.Errorf("paths %q, want %q", paths, want)
+	if diff := cmp.Diff(want, paths); diff != "" {
+		t.Errorf("paths (-want +got):\n%s", diff)
 	}
 	if obj["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)["image"] != "i!" {
 		t.Errorf("value not replaced: %v", obj)

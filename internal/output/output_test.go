@@ -3,10 +3,10 @@ package output
 import (
 	"bytes"
 	"encoding/json"
-	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/yaml"
 )
 
@@ -37,8 +37,8 @@ func TestWriteJSONAndYAMLCarryTheSameObject(t *testing.T) {
 	if err := yaml.Unmarshal(y.Bytes(), &fromYAML); err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(fromJSON, fromYAML) {
-		t.Errorf("json and yaml differ:\n%v\n%v", fromJSON, fromYAML)
+	if diff := cmp.Diff(fromJSON, fromYAML); diff != "" {
+		t.Errorf("json and yaml differ (-json +yaml):\n%s", diff)
 	}
 	if fromJSON["apiVersion"] != APIVersion || fromJSON["kind"] != KindResolution || fromJSON["a"] != 1.0 {
 		t.Errorf("parsed %v", fromJSON)

@@ -8,9 +8,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // entry describes one tar member for tests.
@@ -194,8 +195,8 @@ func TestTar(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := readTree(t, dst)
-			if !reflect.DeepEqual(got, tc.want) {
-				t.Fatalf("tree = %v, want %v", got, tc.want)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Fatalf("tree (-want +got):\n%s", diff)
 			}
 			var files []string
 			for f := range tc.want {
@@ -295,11 +296,11 @@ func TestLayersWhiteouts(t *testing.T) {
 		"manifests/sub/d.yaml":      "d2",
 		"metadata/annotations.yaml": "m1",
 	}
-	if got := readTree(t, dst); !reflect.DeepEqual(got, want) {
-		t.Fatalf("tree = %v, want %v", got, want)
+	if diff := cmp.Diff(want, readTree(t, dst)); diff != "" {
+		t.Fatalf("tree (-want +got):\n%s", diff)
 	}
-	if want := []string{"manifests/b.yaml", "manifests/sub/d.yaml", "metadata/annotations.yaml"}; !reflect.DeepEqual(res.Files, want) {
-		t.Fatalf("Files = %v, want %v", res.Files, want)
+	if diff := cmp.Diff([]string{"manifests/b.yaml", "manifests/sub/d.yaml", "metadata/annotations.yaml"}, res.Files); diff != "" {
+		t.Fatalf("Files (-want +got):\n%s", diff)
 	}
 }
 
@@ -344,8 +345,8 @@ func TestTopDown(t *testing.T) {
 	if n != 1 || opened["mid"] || opened["base"] {
 		t.Fatalf("opened %d layers (%v), want only the top", n, opened)
 	}
-	if got := readTree(t, dst); !reflect.DeepEqual(got, map[string]string{"release-manifests/image-references": "refs-top"}) {
-		t.Fatalf("tree = %v", got)
+	if diff := cmp.Diff(map[string]string{"release-manifests/image-references": "refs-top"}, readTree(t, dst)); diff != "" {
+		t.Fatalf("tree (-want +got):\n%s", diff)
 	}
 
 	dst = t.TempDir()
@@ -354,8 +355,8 @@ func TestTopDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]string{"release-manifests/image-references": "refs-top", "release-manifests/old": "old"}
-	if got := readTree(t, dst); n != 3 || !reflect.DeepEqual(got, want) {
-		t.Fatalf("opened %d, tree = %v, want %v", n, got, want)
+	if diff := cmp.Diff(want, readTree(t, dst)); n != 3 || diff != "" {
+		t.Fatalf("opened %d, want 3; tree (-want +got):\n%s", n, diff)
 	}
 	if len(res.Files) != 2 {
 		t.Fatalf("Files = %v", res.Files)

@@ -7,9 +7,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // paxFlood builds a tar stream whose first entry is preceded by n PAX extended headers of
@@ -76,16 +77,16 @@ func TestRootOpaqueWhiteout(t *testing.T) {
 	if _, err := Layers([]Layer{base, top}, dst, Options{Prefixes: []string{"manifests"}}); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := readTree(t, dst), map[string]string{"manifests/new.yaml": "new"}; !reflect.DeepEqual(got, want) {
-		t.Fatalf("Layers tree = %v, want %v", got, want)
+	if diff := cmp.Diff(map[string]string{"manifests/new.yaml": "new"}, readTree(t, dst)); diff != "" {
+		t.Fatalf("Layers tree (-want +got):\n%s", diff)
 	}
 
 	dst = t.TempDir()
 	if _, _, err := TopDown([]Layer{base, top}, dst, Options{Prefixes: []string{"release-manifests"}}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := readTree(t, dst), map[string]string{"release-manifests/new": "new"}; !reflect.DeepEqual(got, want) {
-		t.Fatalf("TopDown tree = %v, want %v", got, want)
+	if diff := cmp.Diff(map[string]string{"release-manifests/new": "new"}, readTree(t, dst)); diff != "" {
+		t.Fatalf("TopDown tree (-want +got):\n%s", diff)
 	}
 }
 
@@ -119,8 +120,8 @@ func TestBackslashOutsidePrefixes(t *testing.T) {
 	if _, err := Tar(bytes.NewReader(b), dst, Options{Prefixes: []string{"manifests"}}); err != nil {
 		t.Fatal(err)
 	}
-	if got := readTree(t, dst); !reflect.DeepEqual(got, map[string]string{"manifests/a.yaml": "a"}) {
-		t.Fatalf("tree %v", got)
+	if diff := cmp.Diff(map[string]string{"manifests/a.yaml": "a"}, readTree(t, dst)); diff != "" {
+		t.Fatalf("tree (-want +got):\n%s", diff)
 	}
 	_, err := Tar(bytes.NewReader(mkTar(t, reg(`manifests\..\x`, "x"))), t.TempDir(), Options{Prefixes: []string{"manifests"}})
 	if err != nil {

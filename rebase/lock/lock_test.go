@@ -5,9 +5,10 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/lock.golden.yaml")
@@ -91,8 +92,8 @@ func TestGoldenRoundTrip(t *testing.T) {
 	}
 	s := sample()
 	s.sort()
-	if !reflect.DeepEqual(l, s) {
-		t.Fatalf("Read gives\n%+v\nwant\n%+v", l, s)
+	if diff := cmp.Diff(s, l); diff != "" {
+		t.Fatalf("Read (-want +got):\n%s", diff)
 	}
 	if len(l.Files) != 3 {
 		t.Errorf("files = %v, want 3 without the lock itself", l.Files)
@@ -256,8 +257,8 @@ func TestDrift(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"assets/components/lvms/b.yaml", "assets/release/release-x86_64.json"}; !reflect.DeepEqual(drift, want) {
-		t.Fatalf("drift = %v, want %v", drift, want)
+	if diff := cmp.Diff([]string{"assets/components/lvms/b.yaml", "assets/release/release-x86_64.json"}, drift); diff != "" {
+		t.Fatalf("drift (-want +got):\n%s", diff)
 	}
 }
 

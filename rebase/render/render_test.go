@@ -6,11 +6,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"reflect"
 	"sort"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
@@ -451,9 +451,8 @@ func TestPartsJoinToRender(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !reflect.DeepEqual(got, want) {
-				t.Errorf("joined parts differ from Render:\n got %d files, images %v, managed %v\nwant %d files, images %v, managed %v",
-					len(got.Files), got.Images, got.ManagedDirs, len(want.Files), want.Images, want.ManagedDirs)
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("joined parts differ from Render (-Render +joined):\n%s", diff)
 			}
 		})
 	}

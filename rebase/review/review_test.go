@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func decode(t *testing.T, files map[string]string) []Object {
@@ -111,7 +113,7 @@ webhooks:
 		"new workload: Deployment openshift-storage/b (assets/components/lvms/b.yaml): runs on every MicroShift node",
 		"new workload: MutatingWebhookConfiguration m (assets/components/lvms/m.yaml): every matching API request on every MicroShift node calls Service openshift-storage/s",
 	}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("got %q\nwant %q", got, want)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
 	}
 }

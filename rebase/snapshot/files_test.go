@@ -8,10 +8,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/lvms-rebase/lvms-rebase/rebase/era"
 )
@@ -63,8 +64,8 @@ func TestNeeded(t *testing.T) {
 					"assets/webhook_config.yaml", "assets/webhook_deployment.yaml", "assets/webhook_service.yaml",
 					"assets/webhook_serviceaccount.yaml", "manifests/05_operand_rbac.yaml"}
 			}
-			if !reflect.DeepEqual(got, want) {
-				t.Errorf("Needed(%s):\n got %v\nwant %v", tc.ocp, got, want)
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("Needed(%s) (-want +got):\n%s", tc.ocp, diff)
 			}
 		})
 	}
@@ -88,8 +89,8 @@ func TestLoadFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(a.Paths(), paths) {
-		t.Errorf("paths %v, want %v", a.Paths(), paths)
+	if diff := cmp.Diff(paths, a.Paths()); diff != "" {
+		t.Errorf("paths (-want +got):\n%s", diff)
 	}
 	if len(d.urls) != len(paths) {
 		t.Errorf("%d requests for %d files: %v", len(d.urls), len(paths), d.urls)
@@ -101,11 +102,11 @@ func TestLoadFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(whole.Files, a.Files) {
-		t.Error("per-file and directory sources read different files")
+	if diff := cmp.Diff(whole.Files, a.Files); diff != "" {
+		t.Errorf("per-file and directory sources read different files (-directory +per-file):\n%s", diff)
 	}
-	if !reflect.DeepEqual(whole.Digests(), a.Digests()) || len(a.Digests()) != len(paths) {
-		t.Errorf("digests differ: %v vs %v", whole.Digests(), a.Digests())
+	if diff := cmp.Diff(whole.Digests(), a.Digests()); diff != "" || len(a.Digests()) != len(paths) {
+		t.Errorf("%d digests for %d paths; (-directory +per-file):\n%s", len(a.Digests()), len(paths), diff)
 	}
 	r1, err := Translate(a, e)
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	gname "github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
@@ -71,10 +72,8 @@ func TestResolve(t *testing.T) {
 		}
 	}
 	res.Content = nil
-	if !reflect.DeepEqual(res, want) {
-		g, _ := json.MarshalIndent(res, "", " ")
-		e, _ := json.MarshalIndent(want, "", " ")
-		t.Fatalf("resolution:\n%s\nwant:\n%s", g, e)
+	if diff := cmp.Diff(want, res, cmpResolution); diff != "" {
+		t.Fatalf("resolution (-want +got):\n%s", diff)
 	}
 	// Outputs name canonical repositories, never the mirror.
 	b, _ := json.Marshal(res)
@@ -253,8 +252,8 @@ func TestWarmCacheAndOffline(t *testing.T) {
 	if !reflect.DeepEqual(cold.Content.Bundle, warm.Content.Bundle) || !reflect.DeepEqual(cold.Content.Payloads, warm.Content.Payloads) {
 		t.Fatal("warm resolution read other content")
 	}
-	if !reflect.DeepEqual(output(cold), output(warm)) {
-		t.Fatal("warm resolution differs")
+	if diff := cmp.Diff(output(cold), output(warm), cmpResolution); diff != "" {
+		t.Fatalf("warm resolution differs (-cold +warm):\n%s", diff)
 	}
 
 	// Corrupt a cached blob: it is detected, dropped and fetched again.
@@ -283,8 +282,12 @@ func TestWarmCacheAndOffline(t *testing.T) {
 	w.reg.srv.Close()
 	oo := o
 	oo.Offline = true
-	if off := run(newSource(t, oo)); !reflect.DeepEqual(output(cold), output(off)) || !reflect.DeepEqual(cold.Content.Bundle, off.Content.Bundle) {
-		t.Fatal("offline resolution differs")
+	off := run(newSource(t, oo))
+	if diff := cmp.Diff(output(cold), output(off), cmpResolution); diff != "" {
+		t.Fatalf("offline resolution differs (-online +offline):\n%s", diff)
+	}
+	if !reflect.DeepEqual(cold.Content.Bundle, off.Content.Bundle) {
+		t.Fatal("offline resolution read other bundle content")
 	}
 	oo.CacheDir = t.TempDir()
 	if _, err := newSource(t, oo).Resolve(ctx(t), "4.18", ""); err == nil || !strings.Contains(err.Error(), "offline") {
@@ -649,3 +652,6 @@ func mkRawTar(t *testing.T, entries ...rawEntry) []byte {
 	_ = tw.Close()
 	return buf.Bytes()
 }
+
+// cmpResolution lets cmp.Diff compare resolutions whole, BundleRef's unexported skew included.
+var cmpResolution = cmp.AllowUnexported(BundleRef{})

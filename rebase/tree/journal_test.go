@@ -8,12 +8,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"reflect"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // TestKillHelper is not a test on its own: TestKillAtEveryStep runs the test binary with
@@ -101,12 +102,12 @@ func TestKillAtEveryStep(t *testing.T) {
 			}
 			switch recs[0].Action {
 			case "rolled back", "discarded":
-				if !reflect.DeepEqual(got, before) {
-					t.Fatalf("%s: tree differs from before the killed run:\n%s", recs[0], treeDiff(before, got))
+				if diff := cmp.Diff(before, got); diff != "" {
+					t.Fatalf("%s: tree differs from before the killed run (-before +got):\n%s", recs[0], diff)
 				}
 			case "rolled forward":
-				if !reflect.DeepEqual(got, wantAfter) {
-					t.Fatalf("%s: tree differs from a complete write:\n%s", recs[0], treeDiff(wantAfter, got))
+				if diff := cmp.Diff(wantAfter, got); diff != "" {
+					t.Fatalf("%s: tree differs from a complete write (-want +got):\n%s", recs[0], diff)
 				}
 			default:
 				t.Fatalf("unknown action %q", recs[0].Action)
@@ -114,8 +115,8 @@ func TestKillAtEveryStep(t *testing.T) {
 			if _, err := Write(root, want(), managed); err != nil {
 				t.Fatalf("next run: %v", err)
 			}
-			if got := hashTree(t, root); !reflect.DeepEqual(got, wantAfter) {
-				t.Fatalf("next run's tree:\n%s", treeDiff(wantAfter, got))
+			if diff := cmp.Diff(wantAfter, hashTree(t, root)); diff != "" {
+				t.Fatalf("next run's tree (-want +got):\n%s", diff)
 			}
 		})
 	}
@@ -237,14 +238,14 @@ func TestWriteRefusesSymlinkOutOfTree(t *testing.T) {
 				if err == nil || !strings.Contains(err.Error(), "symlink") {
 					t.Fatalf("err = %v, want a refusal naming the symlink", err)
 				}
-				if got := hashTree(t, root); !reflect.DeepEqual(got, before) {
-					t.Fatalf("tree changed:\n%s", treeDiff(before, got))
+				if diff := cmp.Diff(before, hashTree(t, root)); diff != "" {
+					t.Fatalf("tree changed (-before +after):\n%s", diff)
 				}
 			} else if err != nil {
 				t.Fatal(err)
 			}
-			if got := hashTree(t, outside); !reflect.DeepEqual(got, beforeOut) {
-				t.Fatalf("wrote outside the tree:\n%s", treeDiff(beforeOut, got))
+			if diff := cmp.Diff(beforeOut, hashTree(t, outside)); diff != "" {
+				t.Fatalf("wrote outside the tree (-before +after):\n%s", diff)
 			}
 		})
 	}

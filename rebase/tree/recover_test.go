@@ -9,9 +9,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 const recipe = "scripts/auto-rebase/assets.yaml"
@@ -74,8 +75,8 @@ func TestRecoverAfterFailedMarkerFsync(t *testing.T) {
 				if len(recs) != 1 || recs[0].Action != "rolled back" {
 					t.Fatalf("recoveries %+v, want one rolled back", recs)
 				}
-				if got := hashTree(t, root); !reflect.DeepEqual(got, before) {
-					t.Fatalf("tree differs from before the killed run:\n%s", treeDiff(before, got))
+				if diff := cmp.Diff(before, hashTree(t, root)); diff != "" {
+					t.Fatalf("tree differs from before the killed run (-before +after):\n%s", diff)
 				}
 			})
 		}
@@ -128,13 +129,16 @@ func TestRecoverKeepsHandEdit(t *testing.T) {
 			if recs[0].Action == "rolled forward" {
 				exp = wantAfter
 			}
-			if got := hashTree(t, root); !reflect.DeepEqual(outsideWork(got, edited), outsideWork(exp, edited)) {
-				t.Fatalf("%s: other files:\n%s", recs[0].Action, treeDiff(outsideWork(exp, edited), outsideWork(got, edited)))
+			if diff := cmp.Diff(outsideWork(exp, edited), outsideWork(hashTree(t, root), edited)); diff != "" {
+				t.Fatalf("%s: other files (-want +got):\n%s", recs[0].Action, diff)
 			}
 			// Idempotent: the next run reports the same conflict and changes nothing.
 			again := hashTree(t, root)
-			if _, err := Recover(root); !errors.Is(err, ErrRecoveryConflict) || !reflect.DeepEqual(hashTree(t, root), again) {
+			if _, err := Recover(root); !errors.Is(err, ErrRecoveryConflict) {
 				t.Fatalf("second recovery: %v", err)
+			}
+			if diff := cmp.Diff(again, hashTree(t, root)); diff != "" {
+				t.Fatalf("second recovery changed the tree (-before +after):\n%s", diff)
 			}
 			if err := os.RemoveAll(filepath.Join(root, recs[0].Dir)); err != nil {
 				t.Fatal(err)
@@ -166,8 +170,8 @@ func assertPendingReadOnly(t *testing.T, root string) []Recovery {
 	if err != nil {
 		t.Fatalf("Pending: %v", err)
 	}
-	if got := hashTree(t, root); !reflect.DeepEqual(got, h) {
-		t.Fatalf("Pending modified the tree:\n%s", treeDiff(h, got))
+	if diff := cmp.Diff(h, hashTree(t, root)); diff != "" {
+		t.Fatalf("Pending modified the tree (-before +after):\n%s", diff)
 	}
 	return recs
 }
@@ -250,11 +254,11 @@ func TestRecoverRefusesJournalOutsideTree(t *testing.T) {
 				if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "recovery touched nothing") {
 					t.Errorf("%s: err = %v, want a refusal mentioning %q", name, err, tc.want)
 				}
-				if got := hashTree(t, outside); !reflect.DeepEqual(got, beforeOut) {
-					t.Fatalf("%s touched files outside the tree:\n%s", name, treeDiff(beforeOut, got))
+				if diff := cmp.Diff(beforeOut, hashTree(t, outside)); diff != "" {
+					t.Fatalf("%s touched files outside the tree (-before +after):\n%s", name, diff)
 				}
-				if got := hashTree(t, root); !reflect.DeepEqual(got, before) {
-					t.Fatalf("%s touched the tree:\n%s", name, treeDiff(before, got))
+				if diff := cmp.Diff(before, hashTree(t, root)); diff != "" {
+					t.Fatalf("%s touched the tree (-before +after):\n%s", name, diff)
 				}
 			}
 		})

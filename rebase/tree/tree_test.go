@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 const (
@@ -117,8 +119,8 @@ func TestCompute(t *testing.T) {
 	for _, l := range [][]string{exp.Add, exp.Change, exp.Remove, exp.Unchanged} {
 		sort.Strings(l)
 	}
-	if !reflect.DeepEqual(p, exp) {
-		t.Fatalf("changes:\n got %+v\nwant %+v", p, exp)
+	if diff := cmp.Diff(exp, p); diff != "" {
+		t.Fatalf("changes (-want +got):\n%s", diff)
 	}
 	if !p.Changed() {
 		t.Error("Changed() = false")
@@ -203,8 +205,8 @@ func TestWrite(t *testing.T) {
 			t.Errorf("%s mtime changed on a no-op write", rel)
 		}
 	}
-	if !reflect.DeepEqual(hashTree(t, root), after) {
-		t.Error("no-op write changed the tree")
+	if diff := cmp.Diff(after, hashTree(t, root)); diff != "" {
+		t.Errorf("no-op write changed the tree (-before +after):\n%s", diff)
 	}
 }
 
@@ -276,8 +278,8 @@ func TestWriteRenameFailure(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), "injected failure") {
 				t.Fatalf("err = %v, want injected failure", err)
 			}
-			if after := hashTree(t, root); !reflect.DeepEqual(before, after) {
-				t.Fatalf("tree changed after failed write:\n%s", treeDiff(before, after))
+			if diff := cmp.Diff(before, hashTree(t, root)); diff != "" {
+				t.Fatalf("tree changed after failed write (-before +after):\n%s", diff)
 			}
 		})
 	}
@@ -301,8 +303,8 @@ func TestWriteStagingFailure(t *testing.T) {
 			if err == nil {
 				t.Fatal("expected an error")
 			}
-			if after := hashTree(t, root); !reflect.DeepEqual(before, after) {
-				t.Fatalf("tree changed after failed write:\n%s", treeDiff(before, after))
+			if diff := cmp.Diff(before, hashTree(t, root)); diff != "" {
+				t.Fatalf("tree changed after failed write (-before +after):\n%s", diff)
 			}
 		})
 	}
@@ -323,8 +325,8 @@ func TestWriteUnwritableTarget(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "assets/zblocked/sub/x.yaml") {
 		t.Fatalf("err = %v, want one naming the blocked path", err)
 	}
-	if after := hashTree(t, root); !reflect.DeepEqual(before, after) {
-		t.Fatalf("tree changed after failed write:\n%s", treeDiff(before, after))
+	if diff := cmp.Diff(before, hashTree(t, root)); diff != "" {
+		t.Fatalf("tree changed after failed write (-before +after):\n%s", diff)
 	}
 }
 
@@ -532,22 +534,6 @@ func apply(t *testing.T, a, u string) string {
 	}
 	out = append(out, x[pos:]...)
 	return strings.Join(out, "")
-}
-
-func treeDiff(before, after map[string]string) string {
-	var out []string
-	for k, v := range before {
-		if after[k] != v {
-			out = append(out, fmt.Sprintf("%s: %q -> %q", k, v, after[k]))
-		}
-	}
-	for k, v := range after {
-		if _, ok := before[k]; !ok {
-			out = append(out, fmt.Sprintf("%s: new %q", k, v))
-		}
-	}
-	sort.Strings(out)
-	return strings.Join(out, "\n")
 }
 
 // TestWriteRollbackFailure: when undoing also fails, the error says where the backups are

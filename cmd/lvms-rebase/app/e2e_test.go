@@ -15,6 +15,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/lvms-rebase/lvms-rebase/internal/testing/testregistry"
 )
 
@@ -144,8 +146,8 @@ func compareGolden(t *testing.T, ocp, root string) {
 		if g, ok := got[p]; !ok {
 			t.Errorf("%s: missing from the output", p)
 		} else if !bytes.Equal(g, want[p]) {
-			t.Errorf("%s differs from %s (run go test ./cmd/lvms-rebase/app -run TestEndToEnd -update and review):\n%s",
-				p, filepath.Join(dir, p), firstDiff(string(want[p]), string(g)))
+			t.Errorf("%s differs from %s (run go test ./cmd/lvms-rebase/app -run TestEndToEnd -update and review) (-want +got):\n%s",
+				p, filepath.Join(dir, p), cmp.Diff(string(want[p]), string(g)))
 		}
 	}
 	for _, p := range slices.Sorted(maps.Keys(got)) {
@@ -153,23 +155,6 @@ func compareGolden(t *testing.T, ocp, root string) {
 			t.Errorf("%s: written but not in the golden tree", p)
 		}
 	}
-}
-
-func firstDiff(want, got string) string {
-	wl, gl := strings.Split(want, "\n"), strings.Split(got, "\n")
-	for i := 0; i < len(wl) || i < len(gl); i++ {
-		var w, g string
-		if i < len(wl) {
-			w = wl[i]
-		}
-		if i < len(gl) {
-			g = gl[i]
-		}
-		if w != g {
-			return fmt.Sprintf("line %d:\n  want: %s\n  got:  %s", i+1, w, g)
-		}
-	}
-	return ""
 }
 
 // TestEndToEnd runs the main job for every fixture era through the mirror with auth:

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/lvms-rebase/lvms-rebase/internal/testing/fixtures"
 )
 
@@ -94,8 +96,8 @@ func checkForms(t *testing.T, dir string, styled map[string][]byte, when string)
 	files := readTree(t, dir)
 	for p, want := range styled {
 		if got := files[p]; !bytes.Equal(got, want) {
-			t.Errorf("%s %s: not in its form; first difference (\\r shown) %s", p, when,
-				firstDiff(strings.ReplaceAll(string(want), "\r", `\r`), strings.ReplaceAll(string(got), "\r", `\r`)))
+			t.Errorf("%s %s: not in its form (-want +got, \\r shown):\n%s", p, when,
+				cmp.Diff(strings.ReplaceAll(string(want), "\r", `\r`), strings.ReplaceAll(string(got), "\r", `\r`)))
 		}
 	}
 }

@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/yaml"
 
 	"github.com/lvms-rebase/lvms-rebase/internal/output"
@@ -120,7 +120,7 @@ func checkYAMLMatchesJSON(t *testing.T, args []string, jsonOut, kind string) {
 	if fromJSON["apiVersion"] != output.APIVersion || fromJSON["kind"] != kind {
 		t.Errorf("-o json: apiVersion %v, kind %v; want %s %s", fromJSON["apiVersion"], fromJSON["kind"], output.APIVersion, kind)
 	}
-	if !reflect.DeepEqual(fromJSON, fromYAML) {
-		t.Errorf("-o yaml and -o json differ:\n%s\n%s", out, jsonOut)
+	if diff := cmp.Diff(fromJSON, fromYAML); diff != "" {
+		t.Errorf("-o yaml and -o json differ (-json +yaml):\n%s", diff)
 	}
 }
