@@ -12,6 +12,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -285,29 +286,107 @@ func TestWriteRenameFailure(t *testing.T) {
 	}
 }
 
+// TestWriteStagingFailure fails staging at each staged file's write and fsync, and at the
+// journal's write, and requires a byte-identical tree.
 func TestWriteStagingFailure(t *testing.T) {
-	defer func() { writeFileFn = writeFileSync }()
-	for n := 0; n < 3; n++ {
-		t.Run(fmt.Sprint("fail at write ", n), func(t *testing.T) {
+	defer func() { stageFileFn, syncFn, writeFileFn = os.WriteFile, (*os.File).Sync, writeFileSync }()
+	for _, tc := range []struct {
+		hook string
+		n    int
+	}{
+		{"write", 0}, {"write", 1}, {"write", 2},
+		{"sync", 0}, {"sync", 1}, {"sync", 2},
+		{"journal", 0},
+	} {
+		t.Run(fmt.Sprintf("fail at %s %d", tc.hook, tc.n), func(t *testing.T) {
 			root := seed(t)
 			before := hashTree(t, root)
-			fail := failAt(n)
-			writeFileFn = func(p string, b []byte, m fs.FileMode) error {
-				if err := fail(); err != nil {
-					return err
-				}
-				return writeFileSync(p, b, m)
-			}
+			injectStagingFailure(tc.hook, failAt(tc.n))
 			_, err := Write(root, want(), managed)
-			writeFileFn = writeFileSync
-			if err == nil {
-				t.Fatal("expected an error")
+			stageFileFn, syncFn, writeFileFn = os.WriteFile, (*os.File).Sync, writeFileSync
+			if err == nil || !strings.Contains(err.Error(), "injected failure") {
+				t.Fatalf("Write: %v, want the injected failure", err)
 			}
 			if diff := cmp.Diff(before, hashTree(t, root)); diff != "" {
 				t.Fatalf("tree changed after failed write (-before +after):\n%s", diff)
 			}
 		})
 	}
+}
+
+func injectStagingFailure(hook string, fail func() error) {
+	var mu sync.Mutex // the staged files are synced concurrently
+	switch hook {
+	case "write":
+		stageFileFn = func(p string, b []byte, m fs.FileMode) error {
+			if err := fail(); err != nil {
+				return err
+			}
+			return os.WriteFile(p, b, m)
+		}
+	case "sync":
+		syncFn = func(f *os.File) error {
+			mu.Lock()
+			err := fail()
+			mu.Unlock()
+			if err != nil {
+				return err
+			}
+			return f.Sync()
+		}
+	case "journal":
+		writeFileFn = func(p string, b []byte, m fs.FileMode) error {
+			if err := fail(); err != nil {
+				return err
+			}
+			return writeFileSync(p, b, m)
+		}
+	}
+}
+
+// TestStagedFilesSyncedBeforeJournal: the journal, which makes the swap go forward after a
+// crash, is written only once every staged file is durable.
+func TestStagedFilesSyncedBeforeJournal(t *testing.T) {
+	defer func() { syncFn, writeFileFn = (*os.File).Sync, writeFileSync }()
+	var mu sync.Mutex
+	synced := map[string]bool{}
+	syncFn = func(f *os.File) error {
+		mu.Lock()
+		synced[f.Name()] = true
+		mu.Unlock()
+		return f.Sync()
+	}
+	var missing []string
+	writeFileFn = func(p string, b []byte, m fs.FileMode) error {
+		if filepath.Base(p) == journalName {
+			missing = unsyncedStaged(t, filepath.Join(filepath.Dir(p), "new"), synced)
+		}
+		return writeFileSync(p, b, m)
+	}
+	p, err := Write(seed(t), want(), managed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Add)+len(p.Change) == 0 {
+		t.Fatal("the write staged nothing; the test proves nothing")
+	}
+	if len(missing) > 0 {
+		t.Fatalf("journal written before these staged files were synced: %v", missing)
+	}
+}
+
+func unsyncedStaged(t *testing.T, newDir string, synced map[string]bool) []string {
+	var missing []string
+	err := filepath.WalkDir(newDir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() && !synced[p] {
+			missing = append(missing, p)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return missing
 }
 
 // TestWriteUnwritableTarget makes a target directory impossible to create (a file sits
