@@ -122,7 +122,10 @@ func runBranch(ctx context.Context, o Options, branch string) BranchResult {
 		return fail(err)
 	}
 	defer os.RemoveAll(parent)
-	wt := filepath.Join(parent, "tree")
+	// git names a worktree's admin directory (.git/worktrees/<name>) after the path's last
+	// element and picks a free name without a lock: branches added at the same time under one
+	// leaf name ("tree") raced for it. The temporary directory's own name is unique.
+	wt := filepath.Join(parent, filepath.Base(parent))
 	if _, err := gittree.Git(o.Repo, "worktree", "add", "-q", "--detach", wt, "refs/heads/"+branch); err != nil {
 		return fail(err)
 	}
