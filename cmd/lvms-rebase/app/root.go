@@ -166,10 +166,19 @@ func Main(args []string, streams IOStreams) int {
 	return code
 }
 
-// dropTime removes the wall-clock stamp from log records.
+// dropTime removes the wall-clock stamp from log records and names the verbosity levels
+// between INFO and DEBUG as klog does (V1…V3), where slog would print DEBUG+3…DEBUG+1.
 func dropTime(groups []string, a slog.Attr) slog.Attr {
-	if a.Key == slog.TimeKey && len(groups) == 0 {
+	if len(groups) > 0 {
+		return a
+	}
+	switch a.Key {
+	case slog.TimeKey:
 		return slog.Attr{}
+	case slog.LevelKey:
+		if l, ok := a.Value.Any().(slog.Level); ok && l > slog.LevelDebug && l < slog.LevelInfo {
+			return slog.String(slog.LevelKey, fmt.Sprintf("V%d", -l))
+		}
 	}
 	return a
 }

@@ -49,6 +49,11 @@ func TestVerbosity(t *testing.T) {
 				t.Error("no registry HTTP records")
 			}
 		}},
+		{"-v 1", []string{"-v", "1"}, func(t *testing.T, out, errOut string) {
+			if !strings.Contains(errOut, `level=V1 msg="phase resolve" phase=resolve state=start`) || strings.Contains(errOut, "DEBUG") {
+				t.Errorf("-v 1: want phase start lines at level V1 and no debug records:\n%s", errOut)
+			}
+		}},
 		{"default", nil, func(t *testing.T, out, errOut string) {
 			if !strings.Contains(out, "would write:") || !strings.Contains(errOut, `level=INFO msg="phase resolve done"`) {
 				t.Error("lacks the summary or the phase lines")
