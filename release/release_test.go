@@ -39,7 +39,7 @@ func TestMergeGolden(t *testing.T) {
 		{"release-4.16-x86_64.json", "x86_64"},
 		{"release-4.18-aarch64.json", "aarch64"},
 	}
-	for _, e := range era.Table {
+	for _, e := range era.Table() {
 		for _, in := range inputs {
 			name := fmt.Sprintf("%s-from-%s", e.Name, strings.TrimSuffix(in.file, ".json"))
 			t.Run(name, func(t *testing.T) {
@@ -214,7 +214,7 @@ func FuzzMerge(f *testing.F) {
 	f.Add([]byte(`{"release":{"base":"x"},"images":{}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		before, err := Read(data)
-		for _, e := range era.Table {
+		for _, e := range era.Table() {
 			imgs := eraImages(e, "x86_64")
 			out, _, merr := Merge(data, e, imgs)
 			if (err == nil) != (merr == nil) {

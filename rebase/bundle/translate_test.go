@@ -23,7 +23,7 @@ var update = flag.Bool("update", false, "rewrite golden files under testdata/gol
 
 func eraNamed(t testing.TB, name string) era.Era {
 	t.Helper()
-	for _, e := range era.Table {
+	for _, e := range era.Table() {
 		if e.Name == name {
 			return e
 		}
@@ -98,7 +98,7 @@ func TestTranslateGolden(t *testing.T) {
 	for _, tc := range goldenCases {
 		covered[tc.era] = true
 	}
-	for _, e := range era.Table {
+	for _, e := range era.Table() {
 		if !covered[e.Name] {
 			t.Errorf("era %s has no golden case: add a bundle fixture for it", e.Name)
 		}
@@ -438,7 +438,7 @@ func FuzzTranslateCSV(f *testing.F) {
 			return
 		}
 		b := &Bundle{CSV: csv, CSVFile: csvFile, Version: csv.Spec.Version.String()}
-		for _, e := range era.Table {
+		for _, e := range era.Table() {
 			r, err := Translate(b, e, Options{})
 			if err != nil {
 				continue

@@ -186,7 +186,7 @@ func TestTablesConsistent(t *testing.T) {
 	for _, k := range StorageKeys {
 		storage[k] = true
 	}
-	for _, e := range Table {
+	for _, e := range Table() {
 		for _, k := range e.ReleaseKeys() {
 			if !storage[k] {
 				t.Errorf("era %s writes key %q that is not in StorageKeys", e.Name, k)
@@ -196,8 +196,8 @@ func TestTablesConsistent(t *testing.T) {
 			t.Errorf("era %s: namespace and overlays are required", e.Name)
 		}
 	}
-	if len(Table) != len(LVMSTable) {
-		t.Errorf("Table has %d eras, want one per LVMS row (%d)", len(Table), len(LVMSTable))
+	if len(Table()) != len(LVMSTable) {
+		t.Errorf("Table has %d eras, want one per LVMS row (%d)", len(Table()), len(LVMSTable))
 	}
 }
 

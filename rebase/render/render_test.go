@@ -212,7 +212,7 @@ func input(t testing.TB, e era.Era) Input {
 // TestGolden renders every era of the era table and compares each file with
 // testdata/golden/<era>/<path>; -update rewrites them.
 func TestGolden(t *testing.T) {
-	for _, e := range era.Table {
+	for _, e := range era.Table() {
 		t.Run(e.Name, func(t *testing.T) {
 			out, err := Render(input(t, e))
 			if err != nil {
@@ -432,7 +432,7 @@ func TestDeterministic(t *testing.T) {
 // tree, the LVMS part without the snapshot objects and the other way round) and joined give
 // Render's output, files, managed directories and image uses; a part names its own errors.
 func TestPartsJoinToRender(t *testing.T) {
-	for _, e := range era.Table {
+	for _, e := range era.Table() {
 		t.Run(e.Name, func(t *testing.T) {
 			in := input(t, e)
 			want, err := Render(in)
@@ -635,7 +635,7 @@ func TestKubectlKustomize(t *testing.T) {
 	if err != nil {
 		t.Skip("kubectl not on PATH")
 	}
-	for _, e := range era.Table {
+	for _, e := range era.Table() {
 		t.Run(e.Name, func(t *testing.T) {
 			in := input(t, e)
 			staging := t.TempDir()

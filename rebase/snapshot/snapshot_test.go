@@ -251,7 +251,7 @@ func renderResult(t testing.TB, r *Result) []byte {
 
 func TestTranslateGolden(t *testing.T) {
 	for _, tree := range []string{"release-4.17", "main"} {
-		for _, e := range era.Table {
+		for _, e := range era.Table() {
 			name := e.Name + "-" + tree
 			t.Run(name, func(t *testing.T) {
 				r, err := Translate(loadTree(t, tree), e)

@@ -192,20 +192,18 @@ func (j *journal) markCommitted(root, work string) error {
 	return nil
 }
 
-// syncParents syncs every directory the swap renamed files into or out of.
+// syncParents syncs every directory the swap renamed files into or out of, together.
 func syncParents(root string, files []entry) error {
 	seen := map[string]bool{}
+	var dirs []string
 	for _, e := range files {
-		d := path.Dir(e.Path)
-		if seen[d] {
-			continue
-		}
-		seen[d] = true
-		if err := syncDir(livePath(root, d)); err != nil {
-			return err
+		if d := path.Dir(e.Path); !seen[d] {
+			seen[d] = true
+			dirs = append(dirs, livePath(root, d))
 		}
 	}
-	return nil
+	_, err := syncEach(dirs, syncDir)
+	return err
 }
 
 func syncDir(dir string) error {

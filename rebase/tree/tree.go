@@ -170,9 +170,10 @@ var (
 	syncFn      = (*os.File).Sync
 )
 
-// stageSyncs bounds the fsyncs of staged files in flight. Issued together, the file
-// system commits them in one or a few journal transactions; one after another, a cold run
-// waited for ~40 of them in a row after its last byte had arrived.
+// stageSyncs bounds the fsyncs in flight (the staged files, later the directories renamed
+// into). Issued together, the file system commits them in one or a few journal
+// transactions; one after another, a cold run waited for ~40 of them in a row after its
+// last byte had arrived.
 const stageSyncs = 16
 
 // writeFileSync writes and fsyncs one of the write's own records (the journal, the commit
@@ -306,27 +307,39 @@ func writeStaged(root, newDir string, rels []string, files map[string][]byte, st
 	return nil
 }
 
-// syncStaged fsyncs the staged files, stageSyncs at a time, and reports the first failure
-// in rels order (the same error whichever sync finished first).
+// syncStaged fsyncs the staged files together (see syncEach).
 func syncStaged(newDir string, rels []string) error {
-	errs := make([]error, len(rels))
+	names := make([]string, len(rels))
+	for i, rel := range rels {
+		names[i] = filepath.Join(newDir, filepath.FromSlash(rel))
+	}
+	if i, err := syncEach(names, syncFile); err != nil {
+		return fmt.Errorf("staging %s: %w", rels[i], err)
+	}
+	return nil
+}
+
+// syncEach runs syncOne on every name, stageSyncs at a time, and returns the first failure in
+// names' order (the same error whichever sync finished first) with its index.
+func syncEach(names []string, syncOne func(string) error) (int, error) {
+	errs := make([]error, len(names))
 	sem := make(chan struct{}, stageSyncs)
 	var wg sync.WaitGroup
-	for i, rel := range rels {
+	for i, name := range names {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			errs[i] = syncFile(filepath.Join(newDir, filepath.FromSlash(rel)))
+			errs[i] = syncOne(name)
 		}()
 	}
 	wg.Wait()
 	for i, err := range errs {
 		if err != nil {
-			return fmt.Errorf("staging %s: %w", rels[i], err)
+			return i, err
 		}
 	}
-	return nil
+	return 0, nil
 }
 
 func syncFile(name string) error {
