@@ -29,9 +29,14 @@ func TestVersionCommand(t *testing.T) {
 		flags []string
 		want  func(*buildinfo.BuildInfo) string
 	}{
-		// What the toolchain recorded: the VCS revision in a git checkout (Go records none in
-		// a linked worktree, whose .git is a file, or with -buildvcs=false), else "dev".
+		// What the toolchain recorded: the main module's version (Go 1.24+ derives a
+		// pseudo-version, which names the revision, from a git checkout's HEAD), else the VCS
+		// revision (Go records none in a linked worktree, whose .git is a file, or with
+		// -buildvcs=false), else "dev".
 		{"unstamped", nil, func(bi *buildinfo.BuildInfo) string {
+			if v := bi.Main.Version; v != "" && v != "(devel)" {
+				return "lvms-rebase " + v + "\n"
+			}
 			for _, s := range bi.Settings {
 				if s.Key == "vcs.revision" {
 					return "lvms-rebase dev (revision " + s.Value
