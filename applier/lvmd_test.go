@@ -3,6 +3,7 @@ package applier
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -75,27 +76,7 @@ device-classes:
 		{name: "command prefix not a list", in: "lvm-command-prefix: nsenter\n", wantErr: "lvm-command-prefix: expected a list of strings"},
 		{
 			name: "every TopoLVM field",
-			in: `socket-name: /run/lvmd/lvmd.socket
-lvm-command-prefix: [/usr/bin/nsenter, -m, -u, -i, -n, -p, -t, "1"]
-device-classes:
-- name: striped
-  volume-group: vg1
-  default: true
-  spare-gb: 10
-  stripe: 2
-  stripe-size: 64k
-  lvcreate-options: [--type=raid1]
-  type: thick
-- name: thin
-  volume-group: vg2
-  type: thin
-  thin-pool:
-    name: pool0
-    overprovision-ratio: 5.0
-lvcreate-option-classes:
-- name: raid1
-  options: [--type=raid1, --mirrors=1]
-`,
+			in:   everyTopoLVMField(t),
 			check: func(t *testing.T, c *LvmdConfig) {
 				d := c.DeviceClasses[0]
 				if *d.Stripe != 2 || d.StripeSize != "64k" || d.LVCreateOptions[0] != "--type=raid1" || *d.SpareGB != 10 {
@@ -321,4 +302,15 @@ func TestLvmdFieldsMatchTopoLVM(t *testing.T) {
 			t.Errorf("%s: schema fields %v, TopoLVM has %v", c.topolvm, got, want)
 		}
 	}
+}
+
+// everyTopoLVMField sets every field of TopoLVM's lvmd Config, DeviceClass, ThinPoolConfig and
+// LvcreateOptionClass (testdata, shared with the CLI's lvmd check test).
+func everyTopoLVMField(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "lvmd-every-topolvm-field.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

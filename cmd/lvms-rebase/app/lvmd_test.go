@@ -7,29 +7,15 @@ import (
 	"testing"
 )
 
-// everyTopoLVMField sets every field of TopoLVM's lvmd Config, DeviceClass, ThinPoolConfig and
-// LvcreateOptionClass.
-const everyTopoLVMField = `socket-name: /run/lvmd/lvmd.socket
-lvm-command-prefix: [/usr/bin/nsenter, -m, -u, -i, -n, -p, -t, "1"]
-device-classes:
-- name: striped
-  volume-group: vg1
-  default: true
-  spare-gb: 10
-  stripe: 2
-  stripe-size: 64k
-  lvcreate-options: [--type=raid1]
-  type: thick
-- name: thin
-  volume-group: vg2
-  type: thin
-  thin-pool:
-    name: pool0
-    overprovision-ratio: 5.0
-lvcreate-option-classes:
-- name: raid1
-  options: [--type=raid1, --mirrors=1]
-`
+// everyTopoLVMField is the applier's sample setting every field of TopoLVM's lvmd types.
+func everyTopoLVMField(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "..", "applier", "testdata", "lvmd-every-topolvm-field.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
 
 func TestLvmdCheckCommand(t *testing.T) {
 	for _, tc := range []struct {
@@ -39,13 +25,13 @@ func TestLvmdCheckCommand(t *testing.T) {
 		code int
 		want []string // lines (substrings) of stdout+stderr, in order
 	}{
-		{name: "every TopoLVM field, host has both groups", file: everyTopoLVMField, args: []string{"--volume-groups", "vg1,vg2"}, code: ExitOK,
+		{name: "every TopoLVM field, host has both groups", file: everyTopoLVMField(t), args: []string{"--volume-groups", "vg1,vg2"}, code: ExitOK,
 			want: []string{"host: volume groups from --volume-groups (thin pools not checked)", "valid (device classes: striped, thin)"}},
 		{name: "MicroShift's default-like file", file: "device-classes:\n- name: default\n  volume-group: rhel\n  default: true\n  spare-gb: 0\n", args: []string{"--volume-groups", "rhel"}, code: ExitOK,
 			want: []string{"valid (device classes: default)"}},
 		{name: "no device classes", file: "socket-name: /run/lvmd/lvmd.socket\n", args: []string{"--volume-groups", "rhel"}, code: ExitOK,
 			want: []string{"valid (device classes: none, so storage is not deployed)"}},
-		{name: "every TopoLVM field, host lacks one group", file: everyTopoLVMField, args: []string{"--volume-groups", "vg1,other"}, code: ExitError,
+		{name: "every TopoLVM field, host lacks one group", file: everyTopoLVMField(t), args: []string{"--volume-groups", "vg1,other"}, code: ExitError,
 			want: []string{`problem: lvmd config F: device-classes[1].volume-group: device class "thin": volume group "vg2" does not exist on this host (volume groups: vg1, other)`, "Error: F: 1 problem"}},
 		{name: "every problem listed", code: ExitError,
 			file: "socket-name: relative.sock\ndevice-classes:\n- name: a\n  volume-group: vg\n  spare-gb: lots\n  colour: red\n- name: b\n  stripe: x\n  thin-pool: {name: p}\nlvm-command-prefix: nsenter\n",
