@@ -103,6 +103,7 @@ type lanes struct {
 	commit           *future[snapshotCommit]
 	assets           *future[*snapshot.Assets]
 	snap             *future[*snapshot.Result]
+	tree             *future[renderedTree]
 }
 
 // startLanes starts both lanes under a context the run cancels when it stops.
@@ -118,6 +119,7 @@ func (r *runner) startLanes(ctx context.Context) *lanes {
 		commit:           newFuture[snapshotCommit](),
 		assets:           newFuture[*snapshot.Assets](),
 		snap:             newFuture[*snapshot.Result](),
+		tree:             newFuture[renderedTree](),
 	}
 	l.wg.Add(2)
 	go func() {
@@ -238,12 +240,15 @@ func (r *runner) renderLVMS(tr *bundle.Result, e era.Era) (lvmsRendered, error) 
 }
 
 // payloadLane resolves the payloads, then reads and translates the snapshot assets at the
-// commit they name.
+// commit they name and renders the tree with them. The snapshot files are requested as soon
+// as the first arch's image-references has streamed in (speculation.go), and what they give
+// is used once the verified payloads name the same commit.
 func (r *runner) payloadLane(ctx context.Context, l *lanes) {
 	var err error
-	defer func() { stopAfter(err, l.payloadsResolved, l.commit, l.assets, l.snap) }()
+	defer func() { stopAfter(err, l.payloadsResolved, l.commit, l.assets, l.snap, l.tree) }()
+	spec := &speculation{}
 	var res *source.Resolution
-	if res, err = r.src.ResolvePayloads(ctx, r.opts.OCP); err != nil {
+	if res, err = r.src.ResolvePayloadsEarly(ctx, r.opts.OCP, spec.early(ctx, r, l)); err != nil {
 		l.payloadsResolved.fail(err)
 		return
 	}
@@ -254,17 +259,57 @@ func (r *runner) payloadLane(ctx context.Context, l *lanes) {
 		return
 	}
 	l.commit.set(sc, nil)
-	var e eraChosen
-	if e, err = l.era.wait(); err != nil {
-		return
+	st := spec.at(sc.commit)
+	if st == nil {
+		var e eraChosen
+		if e, err = l.era.wait(); err != nil {
+			return
+		}
+		steps := newSnapshotSteps()
+		r.snapshotSteps(ctx, l, e.era, sc.commit, steps)
+		st = &steps
 	}
+	l.assets.set(st.assets.wait())
+	l.snap.set(st.snap.wait())
+	l.tree.set(st.tree.wait())
+}
+
+// snapshotSteps are what the snapshot files at one commit give: the files, their
+// translation, and the tree rendered with them and the LVMS overlay (the render phase's
+// work, done ahead of it).
+type snapshotSteps struct {
+	assets *future[*snapshot.Assets]
+	snap   *future[*snapshot.Result]
+	tree   *future[renderedTree]
+}
+
+func newSnapshotSteps() snapshotSteps {
+	return snapshotSteps{assets: newFuture[*snapshot.Assets](), snap: newFuture[*snapshot.Result](), tree: newFuture[renderedTree]()}
+}
+
+// snapshotSteps reads the snapshot files at commit, translates them and renders the tree,
+// setting each step; a failed step stops the later ones.
+func (r *runner) snapshotSteps(ctx context.Context, l *lanes, e era.Era, commit string, st snapshotSteps) {
+	var err error
+	defer func() { stopAfter(err, st.assets, st.snap, st.tree) }()
 	var a *snapshot.Assets
-	if a, err = r.loadSnapshotAssets(ctx, e.era, sc.commit); err != nil {
-		l.assets.fail(err)
+	if a, err = r.loadSnapshotAssets(ctx, e, commit); err != nil {
+		st.assets.fail(err)
 		return
 	}
-	l.assets.set(a, nil)
-	l.snap.set(snapshot.Translate(a, e.era))
+	st.assets.set(a, nil)
+	var snap *snapshot.Result
+	if snap, err = snapshot.Translate(a, e); err != nil {
+		st.snap.fail(err)
+		return
+	}
+	st.snap.set(snap, nil)
+	lvms, err := l.lvms.wait()
+	if err != nil {
+		st.tree.fail(err)
+		return
+	}
+	st.tree.set(r.renderTree(e, lvms, snap, a))
 }
 
 // commitOf is the snapshot-controller operator commit of the first payload, with a warning

@@ -23,39 +23,51 @@ import (
 	"github.com/lvms-rebase/lvms-rebase/rebase/tree"
 )
 
-// render renders the era's overlays into the files to write (kept byte for byte where their
-// meaning did not change) and records the directories the run manages. The LVMS overlay was
-// rendered and styled by the bundle lane while the payloads downloaded; the snapshot overlay
-// is rendered here and joined with it.
+// render records the tree the payload lane rendered: the era's overlays as files to write
+// (kept byte for byte where their meaning did not change) and the directories the run
+// manages.
 func (r *runner) render(context.Context) error {
-	snap, assets := r.snap, r.assets
-	lvms, err := r.lanes.lvms.wait()
+	t, err := r.lanes.tree.wait()
 	if err != nil {
 		return err
 	}
-	in := render.Input{Era: r.era, Kustomize: r.opts.Kustomize, Snapshot: snapshotObjects(snap)}
+	maps.Copy(r.files, t.files)
+	r.managed = t.managed
+	r.result.ImageUses = t.images
+	return nil
+}
+
+// renderedTree is the render phase's work.
+type renderedTree struct {
+	files   map[string][]byte
+	managed []string
+	images  []render.ImageUse
+}
+
+// renderTree renders the snapshot overlay, joins it with the LVMS overlay (rendered and
+// styled by the bundle lane) and keeps every file in the checkout's style. It needs neither
+// payload, so the payload lane does it while the payloads download.
+func (r *runner) renderTree(e era.Era, lvms lvmsRendered, snap *snapshot.Result, assets *snapshot.Assets) (renderedTree, error) {
+	in := render.Input{Era: e, Kustomize: r.opts.Kustomize, Snapshot: snapshotObjects(snap)}
 	part, err := render.RenderPart(in, render.SnapshotPart)
 	if err != nil {
-		return err
+		return renderedTree{}, err
 	}
-	out, err := render.Join(r.era, snapshotAggregates(snap), lvms.part, part)
+	out, err := render.Join(e, snapshotAggregates(snap), lvms.part, part)
 	if err != nil {
-		return err
+		return renderedTree{}, err
 	}
 	bases, err := upstreamBases(snap, assets)
 	if err != nil {
-		return err
+		return renderedTree{}, err
 	}
+	t := renderedTree{files: make(map[string][]byte, len(out.Files)), managed: out.ManagedDirs, images: out.Images}
 	for _, f := range out.Files {
-		styled, err := r.styled(f, lvms.styled, bases)
-		if err != nil {
-			return err
+		if t.files[f.Path], err = r.styled(f, lvms.styled, bases); err != nil {
+			return renderedTree{}, err
 		}
-		r.files[f.Path] = styled
 	}
-	r.managed = out.ManagedDirs
-	r.result.ImageUses = out.Images
-	return nil
+	return t, nil
 }
 
 // styled is f kept in the checkout's style: the bundle lane's result for a file of the LVMS

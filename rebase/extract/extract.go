@@ -60,6 +60,11 @@ type Options struct {
 	MaxImageSize int64
 	// Name labels errors, e.g. "registry.redhat.io/…@sha256:… layer 2".
 	Name string
+	// OnFile, when set, is called with each extracted file's path (relative to the
+	// destination, as in Result.Files) once the file is written in full, from the extracting
+	// goroutine. TopDown never replaces a file it wrote; Layers may (an upper layer's copy or
+	// whiteout).
+	OnFile func(path string)
 }
 
 // Result describes what an extraction wrote.
@@ -314,6 +319,9 @@ func (x *extractor) entry(tr *tar.Reader, hdr *tar.Header, name string, m mode, 
 	}
 	x.thisLyr[p] = true
 	x.files[p] = true
+	if x.opts.OnFile != nil {
+		x.opts.OnFile(p)
+	}
 	return nil
 }
 

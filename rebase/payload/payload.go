@@ -197,16 +197,34 @@ func (p *Payload) Tag(name string) (*Tag, bool) {
 // SnapshotOperatorCommit is the source commit of cluster-csi-snapshot-controller-operator
 // recorded in image-references; its assets/ at that commit are the snapshot manifests.
 func (p *Payload) SnapshotOperatorCommit() (string, error) {
-	t, ok := p.tags[SnapshotOperatorTag]
-	if !ok {
-		return "", fmt.Errorf("payload %s: %s has no tag %q", p.Version(), ImageReferencesFile, SnapshotOperatorTag)
+	c, err := snapshotOperatorCommit(p.tags[SnapshotOperatorTag])
+	if err != nil {
+		return "", fmt.Errorf("payload %s: %w", p.Version(), err)
+	}
+	return c, nil
+}
+
+// SnapshotOperatorCommit is Payload.SnapshotOperatorCommit read from image-references alone
+// (a payload whose release-metadata has not been read yet).
+func (is *ImageStream) SnapshotOperatorCommit() (string, error) {
+	for i := range is.Spec.Tags {
+		if is.Spec.Tags[i].Name == SnapshotOperatorTag {
+			return snapshotOperatorCommit(&is.Spec.Tags[i])
+		}
+	}
+	return snapshotOperatorCommit(nil)
+}
+
+func snapshotOperatorCommit(t *Tag) (string, error) {
+	if t == nil {
+		return "", fmt.Errorf("%s has no tag %q", ImageReferencesFile, SnapshotOperatorTag)
 	}
 	c := strings.TrimSpace(t.Annotations[CommitAnnotation])
 	if c == "" {
-		return "", fmt.Errorf("payload %s: %s tag %q has no %s annotation", p.Version(), ImageReferencesFile, SnapshotOperatorTag, CommitAnnotation)
+		return "", fmt.Errorf("%s tag %q has no %s annotation", ImageReferencesFile, SnapshotOperatorTag, CommitAnnotation)
 	}
 	if !gitcommit.Valid(c) {
-		return "", fmt.Errorf("payload %s: %s tag %q: %s %q is not a hex commit id", p.Version(), ImageReferencesFile, SnapshotOperatorTag, CommitAnnotation, c)
+		return "", fmt.Errorf("%s tag %q: %s %q is not a hex commit id", ImageReferencesFile, SnapshotOperatorTag, CommitAnnotation, c)
 	}
 	return c, nil
 }

@@ -92,11 +92,11 @@ func (s *Source) FetchBundle(ctx context.Context, b BundleRef, dir string) (*Fet
 // config (to check the arch) and then layers from the top down, stopping as soon as
 // image-references and release-metadata are found — normally after the top layer only.
 func (s *Source) FetchPayload(ctx context.Context, p PayloadRef, dir string) (*FetchStats, error) {
-	st, _, err := s.fetchPayload(ctx, p, dir)
+	st, _, err := s.fetchPayload(ctx, p, dir, nil)
 	return st, err
 }
 
-func (s *Source) fetchPayload(ctx context.Context, p PayloadRef, dir string) (*FetchStats, *fetch.Image, error) {
+func (s *Source) fetchPayload(ctx context.Context, p PayloadRef, dir string, onFile func(string)) (*FetchStats, *fetch.Image, error) {
 	return s.client.Extract(ctx, fetch.Request{Kind: "payload", Ref: p.Ref, Digest: p.Digest, Arch: p.Arch,
-		Prefixes: []string{payload.Dir + "/"}, Want: []string{ImageReferencesFile, ReleaseMetadataFile}}, dir)
+		Prefixes: []string{payload.Dir + "/"}, Want: []string{ImageReferencesFile, ReleaseMetadataFile}, OnFile: onFile}, dir)
 }

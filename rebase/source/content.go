@@ -51,14 +51,15 @@ func (s *Source) loadBundle(ctx context.Context, b BundleRef) (*bundle.Bundle, *
 }
 
 // loadPayload extracts p's release-manifests/ into a scratch directory and loads them with
-// rebase/payload; it also returns the single-arch image read.
-func (s *Source) loadPayload(ctx context.Context, p PayloadRef) (*payload.Payload, *FetchStats, *fetch.Image, error) {
+// rebase/payload; it also returns the single-arch image read. early (optional) hears the
+// image-references as soon as extraction has written it (ResolvePayloadsEarly).
+func (s *Source) loadPayload(ctx context.Context, p PayloadRef, early EarlyReferences) (*payload.Payload, *FetchStats, *fetch.Image, error) {
 	dir, err := os.MkdirTemp("", "lvms-rebase-payload-"+p.Arch+"-")
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	defer os.RemoveAll(dir)
-	st, img, err := s.fetchPayload(ctx, p, dir)
+	st, img, err := s.fetchPayload(ctx, p, dir, earlyFile(dir, p.Arch, early))
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("payload for %s: %w", p.Arch, err)
 	}
@@ -73,4 +74,26 @@ func (c *Content) setPayload(arch string, p *payload.Payload, st *FetchStats) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.Payloads[arch], c.PayloadStats[arch] = p, *st
+}
+
+// earlyFile is the extraction's OnFile that hands the image-references to early, once.
+func earlyFile(dir, arch string, early EarlyReferences) func(string) {
+	if early == nil {
+		return nil
+	}
+	var once sync.Once
+	return func(p string) {
+		if p != ImageReferencesFile {
+			return
+		}
+		once.Do(func() {
+			data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(p)))
+			if err != nil {
+				return
+			}
+			if refs, err := payload.ParseImageReferences(data); err == nil {
+				early(arch, refs)
+			}
+		})
+	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/lvms-rebase/lvms-rebase/rebase/era"
 	"github.com/lvms-rebase/lvms-rebase/rebase/option"
+	"github.com/lvms-rebase/lvms-rebase/rebase/payload"
 	"github.com/lvms-rebase/lvms-rebase/rebase/source/fetch"
 	"github.com/lvms-rebase/lvms-rebase/rebase/source/tags"
 )
@@ -96,12 +97,25 @@ func (s *Source) bundleMinor(ocp, asked string) (string, error) {
 // (its digests and content, its version checked against its tag and ocp). It reads no
 // bundle.
 func (s *Source) ResolvePayloads(ctx context.Context, ocp string) (*Resolution, error) {
+	return s.ResolvePayloadsEarly(ctx, ocp, nil)
+}
+
+// EarlyReferences hears a payload's image-references while the payload is still downloading.
+type EarlyReferences func(arch string, refs *payload.ImageStream)
+
+// ResolvePayloadsEarly is ResolvePayloads that also hands each arch's image-references to
+// early as soon as it has been read — from a download, while the rest of the payload's top
+// layer is still on its way (it is the layer's first file). That copy is NOT verified yet
+// (the Resolution is): early may only start work that the verified result confirms, such as
+// fetching the snapshot files at the commit it names. Called at most once per arch, from the
+// arch's goroutine; not at all for an image-references that does not parse.
+func (s *Source) ResolvePayloadsEarly(ctx context.Context, ocp string, early EarlyReferences) (*Resolution, error) {
 	if _, err := era.ParseMinor(ocp); err != nil {
 		return nil, fmt.Errorf("OpenShift version %w", err)
 	}
 	res := &Resolution{OCP: ocp, Payloads: []PayloadRef{}, RelatedImages: []ImageDigests{}}
 	x := newContent()
-	if err := s.resolvePayloads(ctx, ocp, res, x); err != nil {
+	if err := s.resolvePayloads(ctx, ocp, res, x, early); err != nil {
 		return nil, err
 	}
 	res.Content = x
@@ -175,7 +189,7 @@ func (s *Source) resolveBundle(ctx context.Context, minor string, x *Content) (*
 	return b, related, nil
 }
 
-func (s *Source) resolvePayloads(ctx context.Context, ocp string, res *Resolution, x *Content) error {
+func (s *Source) resolvePayloads(ctx context.Context, ocp string, res *Resolution, x *Content, early EarlyReferences) error {
 	refs := map[string]string{}
 	if len(s.opts.ReleaseRefs) > 0 {
 		res.PayloadRule = "pinned"
@@ -209,7 +223,7 @@ func (s *Source) resolvePayloads(ctx context.Context, ocp string, res *Resolutio
 	var g errgroup.Group // no cancellation: the first arch's own error is reported
 	for i, a := range s.arches {
 		g.Go(func() error {
-			p, err := s.resolvePayload(ctx, a, refs[a], ocp, x)
+			p, err := s.resolvePayload(ctx, a, refs[a], ocp, x, early)
 			if err == nil {
 				payloads[i] = *p
 			}
@@ -261,14 +275,14 @@ func (s *Source) BundleMinors(ctx context.Context) ([]string, error) {
 	return tags.BundleMinors(have), nil
 }
 
-func (s *Source) resolvePayload(ctx context.Context, arch, ref, ocp string, x *Content) (*PayloadRef, error) {
+func (s *Source) resolvePayload(ctx context.Context, arch, ref, ocp string, x *Content, early EarlyReferences) (*PayloadRef, error) {
 	tag, err := fetch.TagOf(ref)
 	if err != nil {
 		return nil, fmt.Errorf("payload for %s: %w", arch, err)
 	}
 	// One pass: manifest, then config and top layer together, then extraction; the
 	// single-arch digest comes out of the same fetch.
-	loaded, st, img, err := s.loadPayload(ctx, PayloadRef{Arch: arch, Ref: ref})
+	loaded, st, img, err := s.loadPayload(ctx, PayloadRef{Arch: arch, Ref: ref}, early)
 	if err != nil {
 		return nil, err
 	}

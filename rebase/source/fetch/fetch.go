@@ -346,7 +346,12 @@ func (c *Client) child(ctx context.Context, parent *manifest, d v1.Descriptor) (
 
 // blob returns the verified local path of a blob: the cache, the OCI layout, or a download
 // into the cache (retried on truncation and digest mismatch, trying each location).
-func (c *Client) blob(ctx context.Context, m *manifest, h v1.Hash, size int64) (_ string, st blobStat, err error) {
+func (c *Client) blob(ctx context.Context, m *manifest, h v1.Hash, size int64) (string, blobStat, error) {
+	return c.streamBlob(ctx, m, h, size, nil)
+}
+
+// streamBlob is blob whose first download attempt also feeds s (nil: none; stream.go).
+func (c *Client) streamBlob(ctx context.Context, m *manifest, h v1.Hash, size int64, s *stream) (_ string, st blobStat, err error) {
 	// Every blob counts in Totals, whichever phase asked for it (resolve reads CSVs and
 	// release metadata too).
 	defer func() {
@@ -400,7 +405,8 @@ func (c *Client) blob(ctx context.Context, m *manifest, h v1.Hash, size int64) (
 				// A body longer than the manifest says is wrong whatever follows: stop there.
 				body = transport.LimitBody(rc, size, &transport.LimitError{URL: ref.String(), Reason: fmt.Sprintf("blob larger than the %d bytes its manifest declares", size)})
 			}
-			path, n, err := c.cache.Put(h, c.progressReader(body, m.ref.String(), h, size))
+			path, n, err := c.cache.Put(h, c.progressReader(s.feed(body), m.ref.String(), h, size))
+			s.end(err)
 			st.fetched += n
 			if err != nil {
 				return err
@@ -464,7 +470,7 @@ func platformChild(idx *v1.IndexManifest, goarch string) (v1.Descriptor, bool) {
 // and checks the config's platform. It returns the image manifest, the parsed manifest and
 // config, and the list digest when m was a list. pick, when set, names the layers the caller
 // is going to read; they are downloaded in parallel with the config.
-func (c *Client) image(ctx context.Context, m *manifest, goarch string, stats *Stats, pick layerPicker) (*manifest, *v1.Manifest, *v1.ConfigFile, string, error) {
+func (c *Client) image(ctx context.Context, m *manifest, goarch string, stats *Stats, pick layerPicker, s *stream) (*manifest, *v1.Manifest, *v1.ConfigFile, string, error) {
 	listDigest := ""
 	if m.mediaType.IsIndex() {
 		idx, err := v1.ParseIndexManifest(bytes.NewReader(m.raw))
@@ -498,7 +504,10 @@ func (c *Client) image(ctx context.Context, m *manifest, goarch string, stats *S
 	if pick != nil {
 		// The config and the layers the caller will read download together: one round
 		// trip instead of one per blob. Extraction then reads them from the cache.
-		if err := c.prefetch(ctx, m, append([]v1.Descriptor{mf.Config}, pick(mf)...), stats); err != nil {
+		if s != nil && len(mf.Layers) > 0 {
+			s.digest = mf.Layers[len(mf.Layers)-1].Digest
+		}
+		if err := c.prefetch(ctx, m, append([]v1.Descriptor{mf.Config}, pick(mf)...), stats, s); err != nil {
 			return nil, nil, nil, "", err
 		}
 	}
@@ -561,7 +570,7 @@ func (c *Client) ImageDigests(ctx context.Context, image string, arches []string
 		}
 		return out, nil
 	}
-	_, _, cfg, _, err := c.image(ctx, m, "", nil, nil)
+	_, _, cfg, _, err := c.image(ctx, m, "", nil, nil, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -593,6 +602,12 @@ type Request struct {
 	// every Want path is found (normally after the top layer only); a path in no layer is an
 	// error. Without it every layer is applied in order, with whiteouts.
 	Want []string
+	// OnFile, when set, hears each extracted file's path (relative to dir) once it is written.
+	// With Want that is while the top layer is still downloading: such a file is not verified
+	// against the layer's digest until Extract has returned without error, so OnFile may only
+	// start work that the verified result confirms. Called from one goroutine at a time; a
+	// path may be heard twice (a stream cut short is extracted again from the cache).
+	OnFile func(path string)
 }
 
 // Image is the single-arch image an extraction read.
@@ -602,7 +617,8 @@ type Image struct {
 }
 
 // Extract writes req's directories of the image into dir. The manifest comes first, then
-// the config (to check the arch) together with the layers it is going to read.
+// the config (to check the arch) together with the layers it is going to read; with Want,
+// the top layer is extracted while it downloads (stream.go).
 func (c *Client) Extract(ctx context.Context, req Request, dir string) (*Stats, *Image, error) {
 	r, err := parseRef(req.Ref)
 	if err != nil {
@@ -623,14 +639,23 @@ func (c *Client) Extract(ctx context.Context, req Request, dir string) (*Stats, 
 		return nil, nil, err
 	}
 	pick := allLayers
+	var s *streamed
 	if len(req.Want) > 0 {
 		pick = topLayer
+		s = c.startStream(req, m, dir)
 	}
-	img, mf, _, listDigest, err := c.image(ctx, m, goarch, stats, pick)
-	if err != nil {
+	img, mf, _, listDigest, err := c.image(ctx, m, goarch, stats, pick, s.feeding())
+	if err := s.wait(err); err != nil {
 		return nil, nil, err
 	}
 	stats.LayersTotal = len(mf.Layers)
+	if s.extracted(req) {
+		stats.LayersRead, stats.Files = 1, s.res.Files
+		return stats, &Image{Digest: img.digest.String(), ListDigest: listDigest}, nil
+	}
+	if err := s.discard(req, dir); err != nil {
+		return nil, nil, err
+	}
 	layers := make([]extract.Layer, len(mf.Layers))
 	for i, d := range mf.Layers {
 		layers[i] = c.layerOpener(ctx, img, d, stats)
@@ -641,9 +666,25 @@ func (c *Client) Extract(ctx context.Context, req Request, dir string) (*Stats, 
 	return stats, &Image{Digest: img.digest.String(), ListDigest: listDigest}, nil
 }
 
+// extractOptions are the extraction's bounds and filters for req.
+func (c *Client) extractOptions(req Request) extract.Options {
+	return extract.Options{Prefixes: req.Prefixes, MaxFileSize: c.opts.MaxFileSize, MaxImageSize: c.opts.MaxImageSize,
+		Name: req.Ref, OnFile: req.OnFile}
+}
+
+// wantDone reports whether files hold every path req wants.
+func wantDone(req Request, files []string) bool {
+	for _, w := range req.Want {
+		if !slices.Contains(files, w) {
+			return false
+		}
+	}
+	return true
+}
+
 // extract applies layers into dir as req says and records the files in stats.
 func (c *Client) extract(req Request, digest string, layers []extract.Layer, dir string, stats *Stats) error {
-	opts := extract.Options{Prefixes: req.Prefixes, MaxFileSize: c.opts.MaxFileSize, MaxImageSize: c.opts.MaxImageSize, Name: req.Ref}
+	opts := c.extractOptions(req)
 	if len(req.Want) == 0 {
 		res, err := extract.Layers(layers, dir, opts)
 		if err != nil {
@@ -652,14 +693,7 @@ func (c *Client) extract(req Request, digest string, layers []extract.Layer, dir
 		stats.Files = res.Files
 		return nil
 	}
-	done := func(files []string) bool {
-		for _, w := range req.Want {
-			if !slices.Contains(files, w) {
-				return false
-			}
-		}
-		return true
-	}
+	done := func(files []string) bool { return wantDone(req, files) }
 	res, _, err := extract.TopDown(layers, dir, opts, done)
 	if err != nil {
 		return fmt.Errorf("extracting %s %s: %w", req.Kind, req.Ref, err)

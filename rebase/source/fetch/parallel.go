@@ -30,7 +30,7 @@ func topLayer(mf *v1.Manifest) []v1.Descriptor {
 
 // prefetch downloads blobs into the cache in parallel, bounded by Options.Concurrency, and
 // counts them in stats (when set). Errors are reported in descriptor order.
-func (c *Client) prefetch(ctx context.Context, m *manifest, descs []v1.Descriptor, stats *Stats) error {
+func (c *Client) prefetch(ctx context.Context, m *manifest, descs []v1.Descriptor, stats *Stats, s *stream) error {
 	if m.layout != nil || c.opts.Offline {
 		return nil // local blobs: nothing to overlap; blob() reports what is missing
 	}
@@ -40,7 +40,7 @@ func (c *Client) prefetch(ctx context.Context, m *manifest, descs []v1.Descripto
 	g.SetLimit(c.opts.Concurrency)
 	for i, d := range descs {
 		g.Go(func() error {
-			_, sts[i], errs[i] = c.blob(gctx, m, d.Digest, d.Size)
+			_, sts[i], errs[i] = c.streamBlob(gctx, m, d.Digest, d.Size, s.of(d.Digest))
 			return errs[i]
 		})
 	}
