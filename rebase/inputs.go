@@ -202,16 +202,16 @@ func (r *runner) resolve(ctx context.Context) error {
 		}
 	}
 	r.lanes = r.startLanes(ctx)
-	b, err := r.lanes.resolved.wait()
+	b, err := r.lanes.resolved.Wait()
 	if err != nil {
 		return r.pinsDisagree(err)
 	}
-	p, err := r.lanes.payloadsResolved.wait()
+	p, err := r.lanes.payloadsResolved.Wait()
 	if err != nil {
 		return r.pinsDisagree(err)
 	}
 	res.Resolution = b.res.Join(p)
-	e, err := r.lanes.era.wait()
+	e, err := r.lanes.era.Wait()
 	if err != nil {
 		return err
 	}

@@ -6,12 +6,13 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/lvms-rebase/lvms-rebase/internal/future"
 	"github.com/lvms-rebase/lvms-rebase/rebase/bundle"
 	"github.com/lvms-rebase/lvms-rebase/rebase/era"
 	"github.com/lvms-rebase/lvms-rebase/rebase/payload"
-	"github.com/lvms-rebase/lvms-rebase/rebase/render"
 	"github.com/lvms-rebase/lvms-rebase/rebase/snapshot"
 	"github.com/lvms-rebase/lvms-rebase/rebase/source"
+	"github.com/lvms-rebase/lvms-rebase/rebase/styled"
 )
 
 // A cold run's wall time is set by the network: round trips that depend on each other and
@@ -19,42 +20,20 @@ import (
 // their results, run ahead of the phases in two lanes, both started by resolve:
 //
 //	bundle lane:  LVMS choice → bundle resolved and parsed (tags, manifest, blobs,
-//	              relatedImages) → era → translated → LVMS overlay rendered
+//	              relatedImages) → era → translated → LVMS overlay rendered and styled
 //	payload lane: payloads resolved and parsed (tags, manifests, config and top layers) →
-//	              snapshot commit → snapshot files (once the era is known) → translated
+//	              snapshot commit → snapshot files (once the era is known) → translated →
+//	              tree rendered and styled → reviewed against the checkout
 //
 // The payload lane lists the release tags while the bundle lane lists the bundle's, and the
 // bundle is translated and its overlay rendered while the payloads' layers download. The
-// phases still run in their order, each waiting for its step of a lane and recording it
-// (warnings, fetch stats, errors) as it did when it did the work itself: the result, the
-// order of its warnings and the error reported do not depend on which lane finished first.
-// A lane stops at its first error (its later steps report that error); a failed phase
-// cancels both lanes, and the run waits for them before it returns.
-
-// future is one lane step's outcome, set once.
-type future[T any] struct {
-	once sync.Once
-	done chan struct{}
-	v    T
-	err  error
-}
-
-func newFuture[T any]() *future[T] { return &future[T]{done: make(chan struct{})} }
-
-// set records the outcome; later calls are ignored.
-func (f *future[T]) set(v T, err error) {
-	f.once.Do(func() {
-		f.v, f.err = v, err
-		close(f.done)
-	})
-}
-
-// wait blocks until the step is done. Lanes always finish (they stop on the run's context),
-// so it needs no context of its own.
-func (f *future[T]) wait() (T, error) {
-	<-f.done
-	return f.v, f.err
-}
+// snapshot steps start before the payloads are verified, at the commit the first arch's
+// image-references names as it streams in (speculation.go). The phases still run in their
+// order, each waiting for its step of a lane and recording it (warnings, fetch stats,
+// errors) as it did when it did the work itself: the result, the order of its warnings and
+// the error reported do not depend on which lane finished first. A lane stops at its first
+// error (its later steps report future.ErrStopped); a failed phase cancels both lanes, and
+// the run waits for them before it returns.
 
 // bundleResolved is the bundle lane's first step: the LVMS choice and the bundle half of
 // the resolution.
@@ -77,33 +56,22 @@ type snapshotCommit struct {
 	warnings []string
 }
 
-// styledFile is one rendered file of the LVMS overlay and what keepStyle made of it.
-type styledFile struct {
-	data, styled []byte
-	err          error
-}
-
-// lvmsRendered is the LVMS overlay rendered ahead of the snapshot assets.
-type lvmsRendered struct {
-	part   *render.Part
-	styled map[string]styledFile
-}
-
 // lanes are the steps the phases wait for.
 type lanes struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	resolved *future[bundleResolved]
-	era      *future[eraChosen]
-	tr       *future[*bundle.Result]
-	lvms     *future[lvmsRendered]
+	resolved *future.Value[bundleResolved]
+	era      *future.Value[eraChosen]
+	tr       *future.Value[*bundle.Result]
+	lvms     *future.Value[*styled.Part]
 
-	payloadsResolved *future[*source.Resolution]
-	commit           *future[snapshotCommit]
-	assets           *future[*snapshot.Assets]
-	snap             *future[*snapshot.Result]
-	tree             *future[renderedTree]
+	payloadsResolved *future.Value[*source.Resolution]
+	commit           *future.Value[snapshotCommit]
+	assets           *future.Value[*snapshot.Assets]
+	snap             *future.Value[*snapshot.Result]
+	tree             *future.Value[*styled.Tree]
+	review           *future.Value[reviewed]
 }
 
 // startLanes starts both lanes under a context the run cancels when it stops.
@@ -111,15 +79,16 @@ func (r *runner) startLanes(ctx context.Context) *lanes {
 	ctx, cancel := context.WithCancel(ctx)
 	l := &lanes{
 		cancel:           cancel,
-		resolved:         newFuture[bundleResolved](),
-		era:              newFuture[eraChosen](),
-		tr:               newFuture[*bundle.Result](),
-		lvms:             newFuture[lvmsRendered](),
-		payloadsResolved: newFuture[*source.Resolution](),
-		commit:           newFuture[snapshotCommit](),
-		assets:           newFuture[*snapshot.Assets](),
-		snap:             newFuture[*snapshot.Result](),
-		tree:             newFuture[renderedTree](),
+		resolved:         future.New[bundleResolved](),
+		era:              future.New[eraChosen](),
+		tr:               future.New[*bundle.Result](),
+		lvms:             future.New[*styled.Part](),
+		payloadsResolved: future.New[*source.Resolution](),
+		commit:           future.New[snapshotCommit](),
+		assets:           future.New[*snapshot.Assets](),
+		snap:             future.New[*snapshot.Result](),
+		tree:             future.New[*styled.Tree](),
+		review:           future.New[reviewed](),
 	}
 	l.wg.Add(2)
 	go func() {
@@ -142,54 +111,35 @@ func (l *lanes) stop() {
 	l.wg.Wait()
 }
 
-// errLaneStopped is what the steps after a failed one report. The failed step's phase
-// comes first and reports the cause, so a run never prints it.
-var errLaneStopped = errors.New("an earlier step of this input failed")
-
-// stopAfter ends a lane at err: every step not yet done reports errLaneStopped.
-func stopAfter(err error, steps ...interface{ fail(error) }) {
-	if err == nil {
-		return
-	}
-	for _, s := range steps {
-		s.fail(fmt.Errorf("%w: %w", errLaneStopped, err))
-	}
-}
-
-func (f *future[T]) fail(err error) {
-	var zero T
-	f.set(zero, err)
-}
-
 // bundleLane chooses the LVMS minor, resolves the bundle, translates it and renders its
 // overlay.
 func (r *runner) bundleLane(ctx context.Context, l *lanes) {
 	var err error
-	defer func() { stopAfter(err, l.resolved, l.era, l.tr, l.lvms) }()
+	defer func() { future.StopAfter(err, l.resolved, l.era, l.tr, l.lvms) }()
 	var b bundleResolved
 	if b.choice, err = ChooseLVMS(ctx, r.src, r.opts.Source, r.opts.OCP, r.opts.LVMS); err != nil {
-		l.resolved.fail(err)
+		l.resolved.Fail(err)
 		return
 	}
 	// The bundle comes back parsed (Resolution.Content) for the fetch phases.
 	if b.res, err = r.src.ResolveBundle(ctx, r.opts.OCP, b.choice.Minor); err != nil {
-		l.resolved.fail(err)
+		l.resolved.Fail(err)
 		return
 	}
-	l.resolved.set(b, nil)
+	l.resolved.Set(b, nil)
 	var e eraChosen
 	if e, err = r.chooseEra(b); err != nil {
-		l.era.fail(err)
+		l.era.Fail(err)
 		return
 	}
-	l.era.set(e, nil)
+	l.era.Set(e, nil)
 	var tr *bundle.Result
 	if tr, err = translateBundle(b.res, e.era); err != nil {
-		l.tr.fail(err)
+		l.tr.Fail(err)
 		return
 	}
-	l.tr.set(tr, nil)
-	l.lvms.set(r.renderLVMS(tr, e.era))
+	l.tr.Set(tr, nil)
+	l.lvms.Set(styled.LVMS(r.opts.MicroShiftDir, e.era, r.opts.Kustomize, tr.Objects))
 }
 
 // chooseEra completes the LVMS choice from the bundle's CSV when the bundle was pinned,
@@ -224,92 +174,86 @@ func translateBundle(res *source.Resolution, e era.Era) (*bundle.Result, error) 
 	return tr, nil
 }
 
-// renderLVMS renders the LVMS overlay and styles its files after the checkout's; the render
-// phase joins it with the snapshot overlay.
-func (r *runner) renderLVMS(tr *bundle.Result, e era.Era) (lvmsRendered, error) {
-	part, err := render.RenderPart(render.Input{Era: e, Kustomize: r.opts.Kustomize, LVMS: tr.Objects}, render.LVMSPart)
-	if err != nil {
-		return lvmsRendered{}, err
-	}
-	out := lvmsRendered{part: part, styled: map[string]styledFile{}}
-	for _, f := range part.Files {
-		styled, err := keepStyle(r.opts.MicroShiftDir, []render.File{f}, nil)
-		out.styled[f.Path] = styledFile{data: f.Data, styled: styled[f.Path], err: err}
-	}
-	return out, nil
-}
-
 // payloadLane resolves the payloads, then reads and translates the snapshot assets at the
 // commit they name and renders the tree with them. The snapshot files are requested as soon
 // as the first arch's image-references has streamed in (speculation.go), and what they give
 // is used once the verified payloads name the same commit.
 func (r *runner) payloadLane(ctx context.Context, l *lanes) {
 	var err error
-	defer func() { stopAfter(err, l.payloadsResolved, l.commit, l.assets, l.snap, l.tree) }()
+	defer func() { future.StopAfter(err, l.payloadsResolved, l.commit, l.assets, l.snap, l.tree, l.review) }()
 	spec := &speculation{}
 	var res *source.Resolution
 	if res, err = r.src.ResolvePayloadsEarly(ctx, r.opts.OCP, spec.early(ctx, r, l)); err != nil {
-		l.payloadsResolved.fail(err)
+		l.payloadsResolved.Fail(err)
 		return
 	}
-	l.payloadsResolved.set(res, nil)
+	l.payloadsResolved.Set(res, nil)
 	var sc snapshotCommit
 	if sc, err = commitOf(res); err != nil {
-		l.commit.fail(err)
+		l.commit.Fail(err)
 		return
 	}
-	l.commit.set(sc, nil)
+	l.commit.Set(sc, nil)
 	st := spec.at(sc.commit)
 	if st == nil {
 		var e eraChosen
-		if e, err = l.era.wait(); err != nil {
+		if e, err = l.era.Wait(); err != nil {
 			return
 		}
 		steps := newSnapshotSteps()
 		r.snapshotSteps(ctx, l, e.era, sc.commit, steps)
 		st = &steps
 	}
-	l.assets.set(st.assets.wait())
-	l.snap.set(st.snap.wait())
-	l.tree.set(st.tree.wait())
+	l.assets.Set(st.assets.Wait())
+	l.snap.Set(st.snap.Wait())
+	l.tree.Set(st.tree.Wait())
+	l.review.Set(st.review.Wait())
 }
 
 // snapshotSteps are what the snapshot files at one commit give: the files, their
 // translation, and the tree rendered with them and the LVMS overlay (the render phase's
 // work, done ahead of it).
 type snapshotSteps struct {
-	assets *future[*snapshot.Assets]
-	snap   *future[*snapshot.Result]
-	tree   *future[renderedTree]
+	assets *future.Value[*snapshot.Assets]
+	snap   *future.Value[*snapshot.Result]
+	tree   *future.Value[*styled.Tree]
+	review *future.Value[reviewed]
 }
 
 func newSnapshotSteps() snapshotSteps {
-	return snapshotSteps{assets: newFuture[*snapshot.Assets](), snap: newFuture[*snapshot.Result](), tree: newFuture[renderedTree]()}
+	return snapshotSteps{assets: future.New[*snapshot.Assets](), snap: future.New[*snapshot.Result](), tree: future.New[*styled.Tree](),
+		review: future.New[reviewed]()}
 }
 
 // snapshotSteps reads the snapshot files at commit, translates them and renders the tree,
 // setting each step; a failed step stops the later ones.
 func (r *runner) snapshotSteps(ctx context.Context, l *lanes, e era.Era, commit string, st snapshotSteps) {
 	var err error
-	defer func() { stopAfter(err, st.assets, st.snap, st.tree) }()
+	defer func() { future.StopAfter(err, st.assets, st.snap, st.tree, st.review) }()
 	var a *snapshot.Assets
 	if a, err = r.loadSnapshotAssets(ctx, e, commit); err != nil {
-		st.assets.fail(err)
+		st.assets.Fail(err)
 		return
 	}
-	st.assets.set(a, nil)
+	st.assets.Set(a, nil)
 	var snap *snapshot.Result
 	if snap, err = snapshot.Translate(a, e); err != nil {
-		st.snap.fail(err)
+		st.snap.Fail(err)
 		return
 	}
-	st.snap.set(snap, nil)
-	lvms, err := l.lvms.wait()
-	if err != nil {
-		st.tree.fail(err)
+	st.snap.Set(snap, nil)
+	var lvms *styled.Part
+	if lvms, err = l.lvms.Wait(); err != nil {
+		st.tree.Fail(err)
 		return
 	}
-	st.tree.set(r.renderTree(e, lvms, snap, a))
+	var t *styled.Tree
+	if t, err = styled.Render(r.opts.MicroShiftDir, e, r.opts.Kustomize, lvms, snap, a); err != nil {
+		st.tree.Fail(err)
+		return
+	}
+	st.tree.Set(t, nil)
+	st.review.Set(reviewTree(r.opts.MicroShiftDir, t))
 }
 
 // commitOf is the snapshot-controller operator commit of the first payload, with a warning

@@ -21,8 +21,6 @@ import (
 	"sync"
 	"time"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
 	"github.com/lvms-rebase/lvms-rebase/applier/redact"
 	"github.com/lvms-rebase/lvms-rebase/applier/releasefile"
 	"github.com/lvms-rebase/lvms-rebase/internal/arch"
@@ -39,6 +37,7 @@ import (
 	"github.com/lvms-rebase/lvms-rebase/rebase/review"
 	"github.com/lvms-rebase/lvms-rebase/rebase/snapshot"
 	"github.com/lvms-rebase/lvms-rebase/rebase/source"
+	"github.com/lvms-rebase/lvms-rebase/rebase/styled"
 	"github.com/lvms-rebase/lvms-rebase/rebase/tree"
 	"github.com/lvms-rebase/lvms-rebase/release"
 )
@@ -423,7 +422,7 @@ func (r *runner) run(ctx context.Context) error {
 // assets the payload lane read at that commit and translated.
 func (r *runner) snapshotAssets(context.Context) error {
 	res := r.result
-	sc, err := r.lanes.commit.wait()
+	sc, err := r.lanes.commit.Wait()
 	if err != nil {
 		return err
 	}
@@ -432,10 +431,10 @@ func (r *runner) snapshotAssets(context.Context) error {
 	}
 	res.SnapshotCommit = sc.commit
 	r.fetching = "snapshot assets " + redact.URL(r.opts.SnapshotAssets) + " at " + sc.commit
-	if r.assets, err = r.lanes.assets.wait(); err != nil {
+	if r.assets, err = r.lanes.assets.Wait(); err != nil {
 		return err
 	}
-	r.snap, err = r.lanes.snap.wait()
+	r.snap, err = r.lanes.snap.Wait()
 	return err
 }
 
@@ -443,7 +442,7 @@ func (r *runner) snapshotAssets(context.Context) error {
 // objects and image keys.
 func (r *runner) translate(context.Context) error {
 	res := r.result
-	tr, err := r.lanes.tr.wait()
+	tr, err := r.lanes.tr.Wait()
 	if err != nil {
 		return err
 	}
@@ -702,30 +701,45 @@ func (r *runner) writeTree(ctx context.Context) error {
 	return nil
 }
 
-// review compares the objects the run ships with the tree's: RBAC escalations and new
-// workloads are warnings of their own (stderr, summary, PR body), the RBAC review is also
-// Result.RBAC.
+// review records what the payload lane's review of the rendered tree found (reviewTree): RBAC
+// escalations and new workloads are warnings of their own (stderr, summary, PR body), the RBAC
+// review is also Result.RBAC.
 func (r *runner) review() error {
-	old, err := review.ReadTree(r.opts.MicroShiftDir, r.managed)
-	if err != nil {
-		return fmt.Errorf("reading the tree's objects: %w", err)
-	}
-	shipped, err := review.Decode(r.files, r.managed)
+	rv, err := r.lanes.review.Wait()
 	if err != nil {
 		return err
 	}
-	rv, err := review.ReviewRBAC(old, shipped)
-	if err != nil {
-		return err
-	}
-	r.result.RBAC = &rv
-	for _, e := range rv.Escalations {
+	r.result.RBAC = &rv.rbac
+	for _, e := range rv.rbac.Escalations {
 		r.warn(fmt.Sprintf("security review: %s grants %s access: %s", e.Role, e.Class, e.Rule))
 	}
-	for _, w := range review.NewWorkloads(old, shipped) {
+	for _, w := range rv.workloads {
 		r.warn(w)
 	}
 	return nil
+}
+
+// reviewed is what a reviewer must see of a rendered tree against the checkout's.
+type reviewed struct {
+	rbac      review.RBAC
+	workloads []string
+}
+
+// reviewTree compares the objects t ships with the checkout's at root.
+func reviewTree(root string, t *styled.Tree) (reviewed, error) {
+	old, err := review.ReadTree(root, t.Managed)
+	if err != nil {
+		return reviewed{}, fmt.Errorf("reading the tree's objects: %w", err)
+	}
+	shipped, err := review.Decode(t.Files, t.Managed)
+	if err != nil {
+		return reviewed{}, err
+	}
+	rv, err := review.ReviewRBAC(old, shipped)
+	if err != nil {
+		return reviewed{}, err
+	}
+	return reviewed{rbac: rv, workloads: review.NewWorkloads(old, shipped)}, nil
 }
 
 // stoppedAfterSwap says what a run interrupted during its swap did: the swap completed (or
@@ -878,11 +892,4 @@ func payloadRef(res *source.Resolution, arch string) string {
 		}
 	}
 	return arch
-}
-
-func snapshotObjects(s *snapshot.Result) []*unstructured.Unstructured {
-	if s == nil {
-		return nil
-	}
-	return s.Objects
 }

@@ -2,6 +2,7 @@ package rebase
 
 import (
 	"context"
+	"github.com/lvms-rebase/lvms-rebase/internal/future"
 	"sync"
 
 	"github.com/lvms-rebase/lvms-rebase/rebase/payload"
@@ -33,9 +34,9 @@ func (s *speculation) early(ctx context.Context, r *runner, l *lanes) source.Ear
 			l.wg.Add(1) // the payload lane, still running, holds the group above zero
 			go func() {
 				defer l.wg.Done()
-				e, err := l.era.wait()
+				e, err := l.era.Wait()
 				if err != nil {
-					stopAfter(err, st.assets, st.snap, st.tree)
+					future.StopAfter(err, st.assets, st.snap, st.tree, st.review)
 					return
 				}
 				r.snapshotSteps(ctx, l, e.era, commit, st)

@@ -1,11 +1,8 @@
 package rebase
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"maps"
 	"os"
 	"path"
@@ -17,124 +14,21 @@ import (
 	"github.com/lvms-rebase/lvms-rebase/rebase/era"
 	"github.com/lvms-rebase/lvms-rebase/rebase/keepstyle"
 	"github.com/lvms-rebase/lvms-rebase/rebase/recipe"
-	"github.com/lvms-rebase/lvms-rebase/rebase/render"
-	"github.com/lvms-rebase/lvms-rebase/rebase/snapshot"
 	"github.com/lvms-rebase/lvms-rebase/rebase/source"
 	"github.com/lvms-rebase/lvms-rebase/rebase/tree"
 )
 
-// render records the tree the payload lane rendered: the era's overlays as files to write
-// (kept byte for byte where their meaning did not change) and the directories the run
-// manages.
+// render records the tree the payload lane rendered (styled.Render): the era's overlays as
+// files to write, each in the checkout's style, and the directories the run manages.
 func (r *runner) render(context.Context) error {
-	t, err := r.lanes.tree.wait()
+	t, err := r.lanes.tree.Wait()
 	if err != nil {
 		return err
 	}
-	maps.Copy(r.files, t.files)
-	r.managed = t.managed
-	r.result.ImageUses = t.images
+	maps.Copy(r.files, t.Files)
+	r.managed = t.Managed
+	r.result.ImageUses = t.Images
 	return nil
-}
-
-// renderedTree is the render phase's work.
-type renderedTree struct {
-	files   map[string][]byte
-	managed []string
-	images  []render.ImageUse
-}
-
-// renderTree renders the snapshot overlay, joins it with the LVMS overlay (rendered and
-// styled by the bundle lane) and keeps every file in the checkout's style. It needs neither
-// payload, so the payload lane does it while the payloads download.
-func (r *runner) renderTree(e era.Era, lvms lvmsRendered, snap *snapshot.Result, assets *snapshot.Assets) (renderedTree, error) {
-	in := render.Input{Era: e, Kustomize: r.opts.Kustomize, Snapshot: snapshotObjects(snap)}
-	part, err := render.RenderPart(in, render.SnapshotPart)
-	if err != nil {
-		return renderedTree{}, err
-	}
-	out, err := render.Join(e, snapshotAggregates(snap), lvms.part, part)
-	if err != nil {
-		return renderedTree{}, err
-	}
-	bases, err := upstreamBases(snap, assets)
-	if err != nil {
-		return renderedTree{}, err
-	}
-	t := renderedTree{files: make(map[string][]byte, len(out.Files)), managed: out.ManagedDirs, images: out.Images}
-	for _, f := range out.Files {
-		if t.files[f.Path], err = r.styled(f, lvms.styled, bases); err != nil {
-			return renderedTree{}, err
-		}
-	}
-	return t, nil
-}
-
-// styled is f kept in the checkout's style: the bundle lane's result for a file of the LVMS
-// overlay, else keepStyle now.
-func (r *runner) styled(f render.File, pre map[string]styledFile, bases map[string][]byte) ([]byte, error) {
-	if s, ok := pre[f.Path]; ok && bytes.Equal(s.data, f.Data) {
-		return s.styled, s.err
-	}
-	styled, err := keepStyle(r.opts.MicroShiftDir, []render.File{f}, bases)
-	return styled[f.Path], err
-}
-
-// snapshotAggregates turns the snapshot translation's kept multi-document files into render
-// aggregates.
-func snapshotAggregates(s *snapshot.Result) []render.Aggregate {
-	if s == nil {
-		return nil
-	}
-	var out []render.Aggregate
-	for _, a := range s.Aggregates {
-		ra := render.Aggregate{Path: path.Join(render.SnapshotDir, a.File)}
-		for _, i := range a.Members {
-			o := s.Objects[i]
-			ra.Members = append(ra.Members, render.ObjRef{Kind: o.GetKind(), Name: o.GetName(), Only: s.Origins[i].AggregateOnly})
-		}
-		out = append(out, ra)
-	}
-	return out
-}
-
-// upstreamBases maps each snapshot asset file to the operator file (or document of it) it
-// comes from, so that a file MicroShift does not have yet keeps upstream's formatting, as
-// MicroShift's own rebase.sh copies it.
-func upstreamBases(s *snapshot.Result, a *snapshot.Assets) (map[string][]byte, error) {
-	out := map[string][]byte{}
-	if s == nil || a == nil {
-		return out, nil
-	}
-	for _, ag := range s.Aggregates {
-		out[path.Join(render.SnapshotDir, ag.File)] = a.Files[ag.Source]
-	}
-	for _, o := range s.Origins {
-		doc, err := keepstyle.Document(a.Files[o.Source], o.Doc)
-		if err != nil {
-			return nil, fmt.Errorf("snapshot assets %s: %s: %w", a.Source, o.Source, err)
-		}
-		out[path.Join(render.SnapshotDir, o.File)] = doc
-	}
-	return out, nil
-}
-
-// keepStyle rewrites each rendered file for review: a file whose objects already mean the
-// same keeps its bytes; a changed one keeps the formatting of the file it replaces, or of
-// its upstream source when the checkout has none.
-func keepStyle(root string, files []render.File, bases map[string][]byte) (map[string][]byte, error) {
-	out := make(map[string][]byte, len(files))
-	for _, f := range files {
-		cur, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(f.Path)))
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			cur = bases[f.Path]
-		case err != nil:
-			return nil, fmt.Errorf("reading %s: %w", f.Path, err)
-		}
-		out[f.Path] = keepstyle.Apply(cur, f.Data)
-	}
-	return out, nil
 }
 
 // records adds the branch's bundle record (last_rebase_lvms.sh, or last_lvms_rebase.sh up

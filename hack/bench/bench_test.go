@@ -68,13 +68,14 @@ func TestComputeRatios(t *testing.T) {
 		LegacyOverColdBytes:      10,
 		ColdOverLegacyWall:       0.2,
 		ColdOverCriticalPath:     1,
+		ColdOverStreamedPath:     2 / 1.8,
 		LegacyOverColdRSS:        3,
 	}
 	if r.MinimalBytes != 400 || r.Ratios != want {
 		t.Errorf("computeRatios: minimal %d, ratios %+v; want 400, %+v", r.MinimalBytes, r.Ratios, want)
 	}
-	if cp := r.CriticalPath; cp.RoundTrips != DependentRoundTrips || cp.Bytes != 400 || math.Abs(cp.Seconds-2) > 1e-9 {
-		t.Errorf("critical path %+v, want 5 round trips, 400 B, 2s", cp)
+	if cp := r.CriticalPath; cp.RoundTrips != DependentRoundTrips || cp.Bytes != 400 || math.Abs(cp.Seconds-2) > 1e-9 || math.Abs(cp.StreamedSeconds-1.8) > 1e-9 {
+		t.Errorf("critical path %+v, want 5 round trips, 400 B, 2s, 1.8s streamed (4 round trips)", cp)
 	}
 	// A zero cold measurement must not put Inf into result.json.
 	z := MinorResult{Legacy: Measurement{BytesFetched: 1}}
@@ -274,6 +275,8 @@ func TestWriteTable(t *testing.T) {
 		"minimal bytes needed: 6.0 KiB (6144 B) = bundle 2.0 KiB, payload x86_64 4.0 KiB",
 		// 5 × 0.04 + 6144 × 8 / 100e6 = 0.20049s
 		"critical-path estimate: 5 dependent round trips (ping, tag list, manifest, config + top layer, snapshot files) x 0.04s + 6.0 KiB / 100 Mbit/s = 0.20s",
+		// 4 × 0.04 + 0.00049 = 0.16049s; 1.25 / 0.16049 = 7.79
+		"streamed bound: 4 round trips (the snapshot files overlap the top layer, whose first file names their commit) = 0.16s; cold wall / streamed bound 7.79x",
 		"cold wall / legacy 0.25x (<= 0.25x), cold wall / critical path 6.23x (<= 1.3x), warm blob GETs 0 (= 0)",
 		"legacy-shaped / lvms-rebase cold: bytes 38400x",
 		"legacy-shaped phases: export payloads 4.00s",

@@ -45,6 +45,10 @@ const (
 	// about Fault.Size bytes whose digest is not the requested one, under the requested
 	// Docker-Content-Digest: a registry serving other bytes than it claims.
 	FaultWrongDigest
+	// FaultPause sends the real response's first Fault.Size bytes (default half), then holds
+	// the rest until Fault.Release is closed (or the client goes away): a download that is
+	// still under way while the client has its first bytes.
+	FaultPause
 )
 
 func (k FaultKind) String() string {
@@ -69,6 +73,8 @@ func (k FaultKind) String() string {
 		return "huge-tag-list"
 	case FaultWrongDigest:
 		return "wrong-digest"
+	case FaultPause:
+		return "pause"
 	}
 	return "FaultKind(" + strconv.Itoa(int(k)) + ")"
 }
@@ -86,8 +92,14 @@ type Fault struct {
 	// Count is how many matching requests fail before the fault passes requests through;
 	// 0 means every matching request fails.
 	Count int
-	// Size is the body size in bytes of FaultHugeTagList and FaultWrongDigest (default 1 MiB).
+	// Size is the body size in bytes of FaultHugeTagList and FaultWrongDigest (default 1 MiB),
+	// and the bytes FaultPause sends before it holds the rest.
 	Size int64
+	// Body, for FaultTruncate, is sent (half of it) in place of the real response body: a
+	// first attempt that delivered other content than the retry will.
+	Body []byte
+	// Release ends FaultPause's hold.
+	Release <-chan struct{}
 }
 
 type activeFault struct {
@@ -180,10 +192,15 @@ func (r *Registry) inject(next http.Handler) http.Handler {
 			_ = conn.Close()
 		case FaultSelfLink, FaultEndlessPages, FaultHugeTagList, FaultWrongDigest:
 			r.hostile(w, req, f, next)
+		case FaultPause:
+			r.pause(w, req, f, next)
 		case FaultTruncate, FaultCorrupt:
 			rec := httptest.NewRecorder()
 			next.ServeHTTP(rec, req)
 			body := rec.Body.Bytes()
+			if f.Body != nil {
+				body = f.Body
+			}
 			for k, v := range rec.Header() {
 				w.Header()[k] = v
 			}
@@ -221,6 +238,32 @@ func (r *Registry) truncate(w http.ResponseWriter, rec *httptest.ResponseRecorde
 	_, _ = buf.WriteString("\r\n")
 	_, _ = buf.Write(body[:len(body)/2])
 	_ = buf.Flush()
+}
+
+// pause sends the real response's first f.Size bytes (default half) and holds the rest until
+// f.Release is closed or the client goes away.
+func (r *Registry) pause(w http.ResponseWriter, req *http.Request, f *Fault, next http.Handler) {
+	rec := httptest.NewRecorder()
+	next.ServeHTTP(rec, req)
+	body := rec.Body.Bytes()
+	n := int64(len(body) / 2)
+	if f.Size > 0 && f.Size < int64(len(body)) {
+		n = f.Size
+	}
+	for k, v := range rec.Header() {
+		w.Header()[k] = v
+	}
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(rec.Code)
+	_, _ = w.Write(body[:n])
+	// Through the wrappers (timeline, network model), whose Unwrap the controller follows.
+	_ = http.NewResponseController(w).Flush()
+	select {
+	case <-f.Release:
+	case <-req.Context().Done():
+		return
+	}
+	_, _ = w.Write(body[n:])
 }
 
 func hijack(w http.ResponseWriter) (net.Conn, *bufio.ReadWriter, error) {
