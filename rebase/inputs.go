@@ -158,13 +158,23 @@ func forcedLVMS(forced string) (era.Choice, error) {
 	return forcedChoice(m), nil
 }
 
-// forcedChoice and bundleChoice are the LVMS choices --lvms and --lvms-bundle make.
+// forcedChoice and bundleChoice are the LVMS choices Options.LVMS and a pinned bundle
+// (source.Options.BundleRef) make.
 func forcedChoice(m string) era.Choice {
-	return era.Choice{Minor: m, Rule: "flag", Reason: "forced with --lvms " + m}
+	return era.Choice{Minor: m, Rule: "flag", Reason: "forced: LVMS " + m + " was asked for"}
 }
 
 func bundleChoice(m string) era.Choice {
-	return era.Choice{Minor: m, Rule: "bundle", Reason: "the minor of the bundle pinned with --lvms-bundle"}
+	return era.Choice{Minor: m, Rule: "bundle", Reason: "the minor of the pinned bundle"}
+}
+
+// legacyReason is how locks written before November 2026 worded a forced or pinned choice:
+// with the option as the front end spells it (the CLI's flag), which --check still accepts.
+func legacyReason(rule, minor string) string {
+	if rule == "flag" {
+		return "forced with " + option.LVMS.String() + " " + minor
+	}
+	return "the minor of the bundle pinned with " + option.LVMSBundle.String()
 }
 
 // lockedChoice is the choice the lock's recorded LVMS rule gives for the bundle it pins (of
@@ -174,11 +184,18 @@ func bundleChoice(m string) era.Choice {
 // depend only on the OpenShift minor and the minor chosen); a minor the policy would never
 // pick gives the policy's refusal as the reason.
 func lockedChoice(ocp string, recorded *lock.LVMS, minor string) era.Choice {
+	var c era.Choice
 	switch recorded.Rule {
 	case "flag":
-		return forcedChoice(minor)
+		c = forcedChoice(minor)
 	case "bundle":
-		return bundleChoice(minor)
+		c = bundleChoice(minor)
+	}
+	if c.Rule != "" {
+		if recorded.Reason == legacyReason(c.Rule, minor) {
+			c.Reason = recorded.Reason
+		}
+		return c
 	}
 	c, err := era.Choose(ocp, []string{minor})
 	if err != nil {

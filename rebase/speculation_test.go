@@ -1,9 +1,6 @@
 package rebase
 
 import (
-	"archive/tar"
-	"bytes"
-	"compress/gzip"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -31,11 +28,7 @@ func paddedPayloads(t *testing.T, reg *testregistry.Registry) (blobPath, commit 
 	if err := set.Push(context.Background(), reg.Host()); err != nil {
 		t.Fatal(err)
 	}
-	p, ok := set.Catalog.NewestPayload("4.18", "x86_64")
-	if !ok {
-		t.Fatal("no newest x86_64 payload of 4.18 in the fixture catalog")
-	}
-	top, err := set.TopLayer(p.Ref)
+	p, top, err := set.NewestPayloadTop("4.18", "x86_64")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,25 +123,10 @@ func layerNaming(t *testing.T, commit string) []byte {
 	if _, err := rand.Read(pad); err != nil {
 		t.Fatal(err)
 	}
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(zw)
-	for _, f := range []struct {
-		name string
-		data []byte
-	}{{payload.Dir + "/" + payload.ImageReferencesFile, data}, {payload.Dir + "/0000_99_padding.yaml", pad}} {
-		if err := tw.WriteHeader(&tar.Header{Name: f.name, Mode: 0o444, Size: int64(len(f.data)), Typeflag: tar.TypeReg}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := tw.Write(f.data); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := tw.Close(); err != nil {
+	layer, err := fixtures.GzipLayer(fixtures.Entry{Name: payload.Dir + "/" + payload.ImageReferencesFile, Data: data},
+		fixtures.Entry{Name: payload.Dir + "/0000_99_padding.yaml", Data: pad})
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
+	return layer
 }

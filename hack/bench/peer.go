@@ -139,12 +139,12 @@ func runPeer(ctx context.Context, spec *peerSpec) (*peerResult, error) {
 	if err := phase("export payloads", func() error {
 		for _, p := range spec.Payloads {
 			dir := filepath.Join(spec.Work, "payload-"+p.Arch)
-			n, err := exportImage(ctx, p.Ref, filepath.Join(exportDir, "payload-"+p.Arch+".tar"), dir, "release-manifests/")
+			n, err := exportImage(ctx, p.Ref, filepath.Join(exportDir, "payload-"+p.Arch+".tar"), dir, payload.Dir+"/")
 			res.ExportedBytes += n
 			if err != nil {
 				return fmt.Errorf("payload %s: %w", p.Arch, err)
 			}
-			pl, err := payload.Load(filepath.Join(dir, "release-manifests"))
+			pl, err := payload.Load(filepath.Join(dir, payload.Dir))
 			if err != nil {
 				return fmt.Errorf("payload %s %s: %w", p.Arch, p.Ref, err)
 			}

@@ -12,6 +12,8 @@ import (
 	"regexp"
 	"strings"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/lvms-rebase/lvms-rebase/internal/gittree"
 	"github.com/lvms-rebase/lvms-rebase/internal/output"
 	"github.com/lvms-rebase/lvms-rebase/rebase"
@@ -75,8 +77,11 @@ type Options struct {
 	Repo string
 	// Branches to check; empty means DefaultBranches.
 	Branches []string
-	// Source answers the registry questions; one for the whole run.
-	Source *source.Source
+	// Source configures the registry access; one source answers for every branch (each
+	// repository's tags are listed once).
+	Source source.Options
+	// Parallel bounds the branches read at once (default 4).
+	Parallel int
 }
 
 // branchRE matches the branch names checked by default: main, release-4.Y, release-5.Y.
@@ -111,27 +116,44 @@ func Check(ctx context.Context, o Options) (*Report, error) {
 			return nil, err
 		}
 	}
-	rep := &Report{APIVersion: APIVersion, Kind: Kind, Items: []Status{}, Outdated: []string{}, Errors: []string{}}
-	for _, b := range branches {
-		st := checkBranch(ctx, o, b)
+	src, err := source.New(o.Source)
+	if err != nil {
+		return nil, err
+	}
+	if o.Parallel <= 0 {
+		o.Parallel = 4
+	}
+	// Branches are read in parallel (git processes, registry answers shared through src) and
+	// reported in the order given.
+	items := make([]Status, len(branches))
+	var g errgroup.Group
+	g.SetLimit(o.Parallel)
+	for i, b := range branches {
+		g.Go(func() error {
+			items[i] = checkBranch(ctx, src, o.Repo, b)
+			return nil
+		})
+	}
+	_ = g.Wait()
+	rep := &Report{APIVersion: APIVersion, Kind: Kind, Items: items, Outdated: []string{}, Errors: []string{}}
+	for _, st := range items {
 		switch st.Status {
 		case Outdated:
-			rep.Outdated = append(rep.Outdated, b)
+			rep.Outdated = append(rep.Outdated, st.Branch)
 		case Error:
-			rep.Errors = append(rep.Errors, b)
+			rep.Errors = append(rep.Errors, st.Branch)
 		}
-		rep.Items = append(rep.Items, st)
 	}
 	return rep, nil
 }
 
-func checkBranch(ctx context.Context, o Options, branch string) Status {
+func checkBranch(ctx context.Context, src *source.Source, repo, branch string) Status {
 	st := Status{APIVersion: APIVersion, Kind: ItemKind, Branch: branch}
 	fail := func(err error) Status {
 		st.Status, st.Reason = Error, err.Error()
 		return st
 	}
-	t, err := gittree.Open(o.Repo, "refs/heads/"+branch)
+	t, err := gittree.Open(repo, "refs/heads/"+branch)
 	if err != nil {
 		return fail(fmt.Errorf("branch %s: %w", branch, err))
 	}
@@ -142,7 +164,7 @@ func checkBranch(ctx context.Context, o Options, branch string) Status {
 	}
 	st.OCP, st.RecordedFrom = rec.OCP, rec.From
 	st.Bundle.Current, st.Payload.Current = rec.Bundle, rec.Payload
-	if err := newest(ctx, o.Source, rec, &st); err != nil {
+	if err := newest(ctx, src, rec, &st); err != nil {
 		return fail(fmt.Errorf("branch %s: %w", branch, err))
 	}
 	var lags []string

@@ -67,8 +67,6 @@ var otherPrograms = map[string]bool{
 // end wrote them, so they do not go through option's Namer.
 var persisted = map[string][]string{
 	"rebase/lock/lock.go": {"`lvms-rebase --check` verifies"}, // the lock file's comment header
-	// LVMS choice reasons recorded in the lock and compared by --check (lockedChoice).
-	"rebase/inputs.go": {"forced with --lvms ", "the minor of the bundle pinned with --lvms-bundle"},
 }
 
 var dashFlag = regexp.MustCompile(`(?:^|[^\w-])--([a-z][a-z0-9-]+)`)

@@ -11,7 +11,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/lvms-rebase/lvms-rebase/rebase/outdated"
-	"github.com/lvms-rebase/lvms-rebase/rebase/source"
 )
 
 type outdatedFlags struct {
@@ -64,15 +63,11 @@ func runOutdated(ctx context.Context, f *outdatedFlags, streams IOStreams) error
 		return err
 	}
 	opts.Logger = logger
-	src, err := source.New(opts)
-	if err != nil {
-		return WithExitCode(ExitUsage, err)
-	}
 	ctx, cancel := commandContext(ctx, f.source.Timeout)
 	defer cancel()
-	rep, err := outdated.Check(ctx, outdated.Options{Repo: f.repo, Branches: f.branches, Source: src})
+	rep, err := outdated.Check(ctx, outdated.Options{Repo: f.repo, Branches: f.branches, Source: opts})
 	if err != nil {
-		return err
+		return libraryError(err)
 	}
 	if err := printReport(streams.Out, f.output, rep); err != nil {
 		return err

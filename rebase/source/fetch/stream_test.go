@@ -1,7 +1,6 @@
 package fetch
 
 import (
-	"archive/tar"
 	"bytes"
 	"compress/gzip"
 	"context"
@@ -51,11 +50,7 @@ func newPayloadFixture(t *testing.T, reg *testregistry.Registry, padding int64) 
 			t.Fatal(err)
 		}
 	}
-	p, ok := set.Catalog.NewestPayload("4.18", "x86_64")
-	if !ok {
-		t.Fatal("no newest x86_64 payload of 4.18 in the fixture catalog")
-	}
-	top, err := set.TopLayer(p.Ref)
+	p, top, err := set.NewestPayloadTop("4.18", "x86_64")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,28 +105,13 @@ func readTree(t *testing.T, dir string) map[string]string {
 // image-references) padded so its first half holds both.
 func otherLayer(t *testing.T) []byte {
 	t.Helper()
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(zw)
 	pad := bytes.Repeat([]byte("incompressible? no, but long enough\n"), 2000)
-	for _, f := range []struct {
-		name string
-		data []byte
-	}{{imageReferences, []byte(`{"kind":"ImageStream"}`)}, {"release-manifests/extra.yaml", []byte("kind: Extra\n")}, {"padding", pad}} {
-		if err := tw.WriteHeader(&tar.Header{Name: f.name, Mode: 0o444, Size: int64(len(f.data)), Typeflag: tar.TypeReg}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := tw.Write(f.data); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := tw.Close(); err != nil {
+	layer, err := fixtures.GzipLayer(fixtures.Entry{Name: imageReferences, Data: []byte(`{"kind":"ImageStream"}`)},
+		fixtures.Entry{Name: "release-manifests/extra.yaml", Data: []byte("kind: Extra\n")}, fixtures.Entry{Name: "padding", Data: pad})
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
+	return layer
 }
 
 // streamClient is a Client of the fixture registry (quay.io mirrored to it) with fast retries.
