@@ -68,10 +68,9 @@ type lanes struct {
 
 	payloadsResolved *future.Value[*source.Resolution]
 	commit           *future.Value[snapshotCommit]
-	assets           *future.Value[*snapshot.Assets]
-	snap             *future.Value[*snapshot.Result]
-	tree             *future.Value[*styled.Tree]
-	review           *future.Value[reviewed]
+	// snapshotSteps are the steps at the verified commit: the payload lane's own, or a
+	// speculation's it took over.
+	snapshotSteps
 }
 
 // startLanes starts both lanes under a context the run cancels when it stops.
@@ -85,10 +84,7 @@ func (r *runner) startLanes(ctx context.Context) *lanes {
 		lvms:             future.New[*styled.Part](),
 		payloadsResolved: future.New[*source.Resolution](),
 		commit:           future.New[snapshotCommit](),
-		assets:           future.New[*snapshot.Assets](),
-		snap:             future.New[*snapshot.Result](),
-		tree:             future.New[*styled.Tree](),
-		review:           future.New[reviewed](),
+		snapshotSteps:    newSnapshotSteps(),
 	}
 	l.wg.Add(2)
 	go func() {
@@ -194,20 +190,11 @@ func (r *runner) payloadLane(ctx context.Context, l *lanes) {
 		return
 	}
 	l.commit.Set(sc, nil)
-	st := spec.at(sc.commit)
-	if st == nil {
-		var e eraChosen
-		if e, err = l.era.Wait(); err != nil {
-			return
-		}
-		steps := newSnapshotSteps()
-		r.snapshotSteps(ctx, l, e.era, sc.commit, steps)
-		st = &steps
+	if st := spec.at(sc.commit); st != nil {
+		l.takeOver(st)
+		return
 	}
-	l.assets.Set(st.assets.Wait())
-	l.snap.Set(st.snap.Wait())
-	l.tree.Set(st.tree.Wait())
-	l.review.Set(st.review.Wait())
+	r.snapshotSteps(ctx, l, sc.commit, l.snapshotSteps)
 }
 
 // snapshotSteps are what the snapshot files at one commit give: the files, their
@@ -225,11 +212,25 @@ func newSnapshotSteps() snapshotSteps {
 		review: future.New[reviewed]()}
 }
 
-// snapshotSteps reads the snapshot files at commit, translates them and renders the tree,
-// setting each step; a failed step stops the later ones.
-func (r *runner) snapshotSteps(ctx context.Context, l *lanes, e era.Era, commit string, st snapshotSteps) {
+// takeOver gives s the outcomes of from, step by step.
+func (s snapshotSteps) takeOver(from *snapshotSteps) {
+	s.assets.Set(from.assets.Wait())
+	s.snap.Set(from.snap.Wait())
+	s.tree.Set(from.tree.Wait())
+	s.review.Set(from.review.Wait())
+}
+
+// snapshotSteps reads the snapshot files at commit (once the era, which says which files, is
+// known), translates them, renders the tree and reviews it, setting each step; a failed step
+// stops the later ones.
+func (r *runner) snapshotSteps(ctx context.Context, l *lanes, commit string, st snapshotSteps) {
 	var err error
 	defer func() { future.StopAfter(err, st.assets, st.snap, st.tree, st.review) }()
+	var ec eraChosen
+	if ec, err = l.era.Wait(); err != nil {
+		return
+	}
+	e := ec.era
 	var a *snapshot.Assets
 	if a, err = r.loadSnapshotAssets(ctx, e, commit); err != nil {
 		st.assets.Fail(err)

@@ -2,7 +2,6 @@ package rebase
 
 import (
 	"context"
-	"github.com/lvms-rebase/lvms-rebase/internal/future"
 	"sync"
 
 	"github.com/lvms-rebase/lvms-rebase/rebase/payload"
@@ -21,7 +20,7 @@ type speculation struct {
 }
 
 // early is the resolution's EarlyReferences: the first arch's commit starts the snapshot
-// steps (once the era, which says which files, is known), on the lanes' wait group.
+// steps, on the lanes' wait group.
 func (s *speculation) early(ctx context.Context, r *runner, l *lanes) source.EarlyReferences {
 	return func(arch string, refs *payload.ImageStream) {
 		commit, err := refs.SnapshotOperatorCommit()
@@ -34,12 +33,7 @@ func (s *speculation) early(ctx context.Context, r *runner, l *lanes) source.Ear
 			l.wg.Add(1) // the payload lane, still running, holds the group above zero
 			go func() {
 				defer l.wg.Done()
-				e, err := l.era.Wait()
-				if err != nil {
-					future.StopAfter(err, st.assets, st.snap, st.tree, st.review)
-					return
-				}
-				r.snapshotSteps(ctx, l, e.era, commit, st)
+				r.snapshotSteps(ctx, l, commit, st)
 			}()
 		})
 	}
