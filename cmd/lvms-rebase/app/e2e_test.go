@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"flag"
 	"fmt"
-	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/lvms-rebase/lvms-rebase/internal/testing/dirtree"
 	"github.com/lvms-rebase/lvms-rebase/internal/testing/testregistry"
 )
 
@@ -93,16 +93,7 @@ func treeHash(t *testing.T, root string) string {
 
 func readTree(t *testing.T, root string) map[string][]byte {
 	t.Helper()
-	out := map[string][]byte{}
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		data, err := os.ReadFile(p)
-		out[filepath.ToSlash(rel)] = data
-		return err
-	})
+	out, err := dirtree.Read(root)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,10 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"io"
-	"io/fs"
 	"net/http"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -18,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"github.com/lvms-rebase/lvms-rebase/internal/testing/dirtree"
 	"github.com/lvms-rebase/lvms-rebase/internal/testing/fixtures"
 	"github.com/lvms-rebase/lvms-rebase/internal/testing/testregistry"
 	"github.com/lvms-rebase/lvms-rebase/rebase/extract"
@@ -70,7 +68,7 @@ func newPayloadFixture(t *testing.T, reg *testregistry.Registry, padding int64) 
 }
 
 // want is the release-manifests/ of the layer, extracted from its bytes.
-func (p payloadFixture) want(t *testing.T) map[string]string {
+func (p payloadFixture) want(t *testing.T) map[string][]byte {
 	t.Helper()
 	zr, err := gzip.NewReader(bytes.NewReader(p.layer))
 	if err != nil {
@@ -83,18 +81,9 @@ func (p payloadFixture) want(t *testing.T) map[string]string {
 	return readTree(t, dir)
 }
 
-func readTree(t *testing.T, dir string) map[string]string {
+func readTree(t *testing.T, dir string) map[string][]byte {
 	t.Helper()
-	out := map[string]string{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		rel, _ := filepath.Rel(dir, p)
-		out[filepath.ToSlash(rel)] = string(b)
-		return err
-	})
+	out, err := dirtree.Read(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
