@@ -504,8 +504,8 @@ func (c *Client) image(ctx context.Context, m *manifest, goarch string, stats *S
 	if pick != nil {
 		// The config and the layers the caller will read download together: one round
 		// trip instead of one per blob. Extraction then reads them from the cache.
-		if s != nil && len(mf.Layers) > 0 {
-			s.digest = mf.Layers[len(mf.Layers)-1].Digest
+		if top := topLayer(mf); s != nil && len(top) == 1 {
+			s.digest = top[0].Digest // the layer a stream feeds is the one the payload picker reads
 		}
 		if err := c.prefetch(ctx, m, append([]v1.Descriptor{mf.Config}, pick(mf)...), stats, s); err != nil {
 			return nil, nil, nil, "", err
