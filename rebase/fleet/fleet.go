@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"golang.org/x/sync/errgroup"
 
@@ -86,6 +87,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		}
 	}
 	rep := &Report{APIVersion: APIVersion, Kind: Kind, Items: make([]BranchResult, len(o.Branches)), Failed: []string{}}
+	wts := &worktrees{repo: o.Repo}
 	g := errgroup.Group{}
 	g.SetLimit(max(o.Parallel, 1))
 	if o.Parallel == 0 {
@@ -93,7 +95,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	for i, b := range o.Branches {
 		g.Go(func() error {
-			rep.Items[i] = runBranch(ctx, o, b)
+			rep.Items[i] = runBranch(ctx, o, wts, b)
 			return nil
 		})
 	}
@@ -108,7 +110,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 
 // runBranch rebases one branch in a temporary worktree and moves lvms-rebase/<b> to the
 // result when the run succeeds (a failed run leaves lvms-rebase/<b> as it was).
-func runBranch(ctx context.Context, o Options, branch string) BranchResult {
+func runBranch(ctx context.Context, o Options, wts *worktrees, branch string) BranchResult {
 	br := BranchResult{Branch: branch}
 	fail := func(err error) BranchResult {
 		br.Error = err.Error()
@@ -117,19 +119,11 @@ func runBranch(ctx context.Context, o Options, branch string) BranchResult {
 	if _, err := gittree.Git(o.Repo, "rev-parse", "--verify", "-q", "refs/heads/"+branch); err != nil {
 		return fail(fmt.Errorf("branch %s: not a local branch of %s", branch, o.Repo))
 	}
-	parent, err := os.MkdirTemp("", "lvms-rebase-worktree-")
+	wt, err := wts.add(branch)
 	if err != nil {
 		return fail(err)
 	}
-	defer os.RemoveAll(parent)
-	// git names a worktree's admin directory (.git/worktrees/<name>) after the path's last
-	// element and picks a free name without a lock: branches added at the same time under one
-	// leaf name ("tree") raced for it. The temporary directory's own name is unique.
-	wt := filepath.Join(parent, filepath.Base(parent))
-	if _, err := gittree.Git(o.Repo, "worktree", "add", "-q", "--detach", wt, "refs/heads/"+branch); err != nil {
-		return fail(err)
-	}
-	defer gittree.Git(o.Repo, "worktree", "remove", "-f", wt) //nolint:errcheck // the directory goes with parent
+	defer wts.remove(wt)
 	opts := o.Rebase
 	opts.MicroShiftDir, opts.Mode = wt, rebase.ModeWrite
 	if o.PRBodyDir != "" {
@@ -166,4 +160,40 @@ func commitAll(wt, branch string) error {
 	}
 	_, err := gittree.Git(wt, "commit", "-q", "-m", "lvms-rebase: update LVMS on "+branch)
 	return err
+}
+
+// worktrees adds and removes the temporary worktrees of one clone. git is not safe against
+// itself here: `worktree remove` deletes .git/worktrees when it empties it, and an `add` at
+// the same moment fails with "Invalid path '.git/worktrees'" (a fast-failing branch did that
+// to its neighbour). The calls are serialized; the rebases between them run in parallel.
+type worktrees struct {
+	repo string
+	mu   sync.Mutex
+}
+
+// add checks branch out, detached, in a new temporary directory and returns its path.
+func (w *worktrees) add(branch string) (string, error) {
+	parent, err := os.MkdirTemp("", "lvms-rebase-worktree-")
+	if err != nil {
+		return "", err
+	}
+	// git names a worktree's admin directory (.git/worktrees/<name>) after the path's last
+	// element and picks a free name without a lock: branches added at the same time under one
+	// leaf name ("tree") raced for it. The temporary directory's own name is unique.
+	wt := filepath.Join(parent, filepath.Base(parent))
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if _, err := gittree.Git(w.repo, "worktree", "add", "-q", "--detach", wt, "refs/heads/"+branch); err != nil {
+		_ = os.RemoveAll(parent)
+		return "", err
+	}
+	return wt, nil
+}
+
+// remove removes a worktree add made, with its temporary directory.
+func (w *worktrees) remove(wt string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	_, _ = gittree.Git(w.repo, "worktree", "remove", "-f", wt)
+	_ = os.RemoveAll(filepath.Dir(wt))
 }
