@@ -109,6 +109,9 @@ func DefaultBranches(repo string) ([]string, error) {
 // Check reports every branch; a branch that cannot be read is reported with status error
 // and the others are still checked. The error return is for the clone itself.
 func Check(ctx context.Context, o Options) (*Report, error) {
+	if _, err := gittree.Git(o.Repo, "rev-parse", "--git-dir"); err != nil {
+		return nil, fmt.Errorf("%s: not a git clone: %w", o.Repo, err)
+	}
 	branches := o.Branches
 	if len(branches) == 0 {
 		var err error
@@ -130,7 +133,7 @@ func Check(ctx context.Context, o Options) (*Report, error) {
 	g.SetLimit(o.Parallel)
 	for i, b := range branches {
 		g.Go(func() error {
-			items[i] = checkBranch(ctx, src, o.Repo, b)
+			items[i] = checkBranch(ctx, src, o, b)
 			return nil
 		})
 	}
@@ -147,13 +150,13 @@ func Check(ctx context.Context, o Options) (*Report, error) {
 	return rep, nil
 }
 
-func checkBranch(ctx context.Context, src *source.Source, repo, branch string) Status {
+func checkBranch(ctx context.Context, src *source.Source, o Options, branch string) Status {
 	st := Status{APIVersion: APIVersion, Kind: ItemKind, Branch: branch}
 	fail := func(err error) Status {
 		st.Status, st.Reason = Error, err.Error()
 		return st
 	}
-	t, err := gittree.Open(repo, "refs/heads/"+branch)
+	t, err := gittree.Open(o.Repo, "refs/heads/"+branch)
 	if err != nil {
 		return fail(fmt.Errorf("branch %s: %w", branch, err))
 	}
@@ -164,7 +167,7 @@ func checkBranch(ctx context.Context, src *source.Source, repo, branch string) S
 	}
 	st.OCP, st.RecordedFrom = rec.OCP, rec.From
 	st.Bundle.Current, st.Payload.Current = rec.Bundle, rec.Payload
-	if err := newest(ctx, src, rec, &st); err != nil {
+	if err := newest(ctx, src, o.Source, rec, &st); err != nil {
 		return fail(fmt.Errorf("branch %s: %w", branch, err))
 	}
 	var lags []string
@@ -184,7 +187,7 @@ func checkBranch(ctx context.Context, src *source.Source, repo, branch string) S
 // newest fills what a plain run on the branch would pick: the LVMS minor by the era policy,
 // that minor's newest bundle tag, and the payload by the run's rule (last_rebase.sh when
 // the tree has it, else the newest GA z common to every arch).
-func newest(ctx context.Context, src *source.Source, rec *recorded.Recorded, st *Status) error {
+func newest(ctx context.Context, src *source.Source, o source.Options, rec *recorded.Recorded, st *Status) error {
 	choice, err := rebase.ChooseLVMS(ctx, src, source.Options{}, rec.OCP, "")
 	if err != nil {
 		return err
@@ -195,25 +198,45 @@ func newest(ctx context.Context, src *source.Source, rec *recorded.Recorded, st 
 	}
 	if rec.LastRebase != nil {
 		st.PayloadRule = rebase.PayloadTree
-		st.Payload.Newest = payloadVersion(rec.LastRebase["x86_64"])
-		return nil
+		st.Payload.Newest, err = treePayload(ctx, o, rec)
+		return err
 	}
 	st.PayloadRule = rebase.PayloadNewest
 	st.Payload.Newest, _, err = src.NewestPayload(ctx, rec.OCP)
 	return err
 }
 
-// payloadVersion is the version a payload pull spec names: its tag without the arch suffix
-// ("4.18.10-x86_64" → "4.18.10"; a nightly tag is the version itself).
-func payloadVersion(ref string) string {
-	tag := ref
-	if i := strings.LastIndex(ref, ":"); i > strings.LastIndex(ref, "/") {
-		tag = ref[i+1:]
+// treeArch is the arch whose last_rebase.sh pull spec names the payload version (a run
+// checks that every arch's payload is of the same OpenShift minor).
+const treeArch = "x86_64"
+
+// treePayload is the payload version a run with rule tree takes: the version the tag of
+// last_rebase.sh's x86_64 pull spec names, or, for a spec pinned by digest alone (or by a tag
+// that names no version), the version its release-metadata records, read as a run reads it.
+func treePayload(ctx context.Context, o source.Options, rec *recorded.Recorded) (string, error) {
+	ref := rec.LastRebase[treeArch]
+	v, err := source.PayloadTagVersion(ref, treeArch)
+	if err != nil {
+		return "", fmt.Errorf("%s: %s pull spec: %w", recorded.LastRebaseFile, treeArch, err)
 	}
-	for _, suffix := range []string{"-x86_64", "-aarch64", "-multi"} {
-		tag = strings.TrimSuffix(tag, suffix)
+	if v != "" {
+		return v, nil
 	}
-	return tag
+	o.ReleaseRefs = rec.LastRebase
+	pinned, err := source.New(o)
+	if err != nil {
+		return "", err
+	}
+	res, err := pinned.ResolvePayloads(ctx, rec.OCP)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", recorded.LastRebaseFile, err)
+	}
+	for _, p := range res.Payloads {
+		if p.Arch == treeArch {
+			return p.Version, nil
+		}
+	}
+	return "", fmt.Errorf("%s: no %s payload resolved from %s", recorded.LastRebaseFile, treeArch, ref)
 }
 
 func orNone(s string) string {

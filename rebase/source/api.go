@@ -7,6 +7,7 @@ import (
 	"github.com/lvms-rebase/lvms-rebase/rebase/payload"
 	"github.com/lvms-rebase/lvms-rebase/rebase/source/fetch"
 	"github.com/lvms-rebase/lvms-rebase/rebase/source/mirror"
+	"github.com/lvms-rebase/lvms-rebase/rebase/source/tags"
 	"github.com/lvms-rebase/lvms-rebase/rebase/source/transport"
 )
 
@@ -44,6 +45,17 @@ func ParseMirror(s string) (Mirror, error) { return mirror.Parse(s) }
 
 // Repository strips the tag and digest of a canonical image reference.
 func Repository(ref string) string { return fetch.Repository(ref) }
+
+// PayloadTagVersion is the version the tag of a payload pull spec of arch names ("" when it
+// is pinned by digest alone or its tag names no version: its release-metadata tells), or
+// the error that makes ref no reference.
+func PayloadTagVersion(ref, arch string) (string, error) {
+	tag, err := fetch.TagOf(ref)
+	if err != nil {
+		return "", err
+	}
+	return tags.PayloadVersion(tag, arch), nil
+}
 
 // CheckRef validates an image reference flag value without contacting anything.
 func CheckRef(s string) error { return fetch.CheckRef(s) }

@@ -268,3 +268,32 @@ func TestFixturePinnedSkew(t *testing.T) {
 		})
 	}
 }
+
+// TestPayloadTagVersion: the version of a payload pull spec is its tag's, found past a
+// registry port and before a digest; a spec pinned by digest alone names none (its
+// release-metadata does), and every fixture payload's tag names its release-metadata version.
+func TestPayloadTagVersion(t *testing.T) {
+	const digest = "@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	for _, tc := range []struct{ ref, arch, want string }{
+		{"quay.io/openshift-release-dev/ocp-release:4.18.10-x86_64", "x86_64", "4.18.10"},
+		{"127.0.0.1:5000/ocp/release:4.18.10-x86_64", "x86_64", "4.18.10"},
+		{"mirror.example:8443/openshift-release-dev/ocp-release:4.18.10-multi", "aarch64", "4.18.10"},
+		{"quay.io/openshift-release-dev/ocp-release:4.18.10-x86_64" + digest, "x86_64", "4.18.10"},
+		{"quay.io/openshift-release-dev/ocp-release" + digest, "x86_64", ""},
+		{"127.0.0.1:5000/ocp/release" + digest, "aarch64", ""},
+		{"quay.io/openshift-release-dev/ocp-release:latest", "x86_64", ""},
+	} {
+		got, err := PayloadTagVersion(tc.ref, tc.arch)
+		if err != nil || got != tc.want {
+			t.Errorf("PayloadTagVersion(%q, %s) = %q, %v; want %q", tc.ref, tc.arch, got, err, tc.want)
+		}
+	}
+	if _, err := PayloadTagVersion("quay.io/Upper/Case:4.18.10-x86_64", "x86_64"); err == nil {
+		t.Error("an invalid reference named a version, want its error")
+	}
+	for _, p := range fixtureCatalog(t).Payloads {
+		if got, err := PayloadTagVersion(p.Ref, p.Arch); err != nil || got != p.Version {
+			t.Errorf("PayloadTagVersion(%q, %s) = %q, %v; want %q", p.Ref, p.Arch, got, err, p.Version)
+		}
+	}
+}

@@ -290,11 +290,8 @@ func (s *Source) resolvePayload(ctx context.Context, arch, ref, ocp string, x *C
 	version := loaded.Version()
 	p := &PayloadRef{Arch: arch, Ref: ref, Digest: img.Digest, ListDigest: img.ListDigest, Version: version}
 	// The tag, minus its -<arch> suffix, must be the version the payload says it is.
-	if tag != "" {
-		want := strings.TrimSuffix(strings.TrimSuffix(tag, "-"+arch), "-multi")
-		if _, err := semver.NewVersion(want); err == nil && want != version {
-			return nil, &MismatchError{Msg: fmt.Sprintf("payload %s (%s): release-metadata version %s does not match tag %s", ref, arch, version, tag)}
-		}
+	if want := tags.PayloadVersion(tag, arch); want != "" && want != version {
+		return nil, &MismatchError{Msg: fmt.Sprintf("payload %s (%s): release-metadata version %s does not match tag %s", ref, arch, version, tag)}
 	}
 	v, err := semver.NewVersion(version)
 	if err != nil {

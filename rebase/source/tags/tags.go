@@ -260,3 +260,15 @@ func BundleMinors(tags []string) []string {
 	sort.Strings(out)
 	return out
 }
+
+// PayloadVersion is the version a payload tag of arch names: the tag without its -<arch>
+// or -multi suffix ("4.18.10-x86_64" → "4.18.10"; a nightly's tag is its version), or ""
+// when what is left is no exact X.Y.Z[-pre] version ("latest", "4.18"), which only the
+// payload's release-metadata can tell.
+func PayloadVersion(tag, arch string) string {
+	v := strings.TrimSuffix(strings.TrimSuffix(tag, "-"+arch), "-multi")
+	if _, err := semver.StrictNewVersion(v); err != nil {
+		return ""
+	}
+	return v
+}

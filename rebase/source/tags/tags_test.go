@@ -147,3 +147,29 @@ func TestNearest(t *testing.T) {
 		}
 	}
 }
+
+// TestPayloadVersion: a payload tag names its version without the suffix of its own arch
+// (or -multi); a tag of another arch, or one that names no version, names none.
+func TestPayloadVersion(t *testing.T) {
+	const nightly = "4.17.0-0.nightly-2026-08-10-221652"
+	for _, tc := range []struct{ tag, arch, want string }{
+		{"4.18.10-x86_64", "x86_64", "4.18.10"},
+		{"4.18.10-aarch64", "aarch64", "4.18.10"},
+		{"4.18.10-multi", "x86_64", "4.18.10"},
+		{"4.18.10-multi", "aarch64", "4.18.10"},
+		{"4.20.0-rc.1-x86_64", "x86_64", "4.20.0-rc.1"},
+		{"4.21.0-ec.2-aarch64", "aarch64", "4.21.0-ec.2"},
+		// A nightly's tag is its version, the arm64 one included (its "-arm64-" is no suffix).
+		{nightly, "x86_64", nightly},
+		{"4.17.0-0.nightly-arm64-2026-08-10-180320", "aarch64", "4.17.0-0.nightly-arm64-2026-08-10-180320"},
+		// Another arch's suffix stays: the version is then checked against release-metadata.
+		{"4.18.10-aarch64", "x86_64", "4.18.10-aarch64"},
+		{"latest", "x86_64", ""},
+		{"", "x86_64", ""},
+		{"4.18-x86_64", "x86_64", ""},
+	} {
+		if got := PayloadVersion(tc.tag, tc.arch); got != tc.want {
+			t.Errorf("PayloadVersion(%q, %s) = %q, want %q", tc.tag, tc.arch, got, tc.want)
+		}
+	}
+}
