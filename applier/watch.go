@@ -20,7 +20,9 @@ type WatchOptions struct {
 	LvmdPath string
 	// RuntimeLvmdPath is the copy vg-manager hot-reloads; default DefaultRuntimeLvmdPath.
 	RuntimeLvmdPath string
-	// VolumeGroups derives the defaults when the user file is removed; default VGSLister{}.
+	// VolumeGroups is the host: every edit is checked against its volume groups (and thin
+	// pools, when it is a ThinPoolLister), and it derives the defaults when the user file is
+	// removed; default VGSLister{}.
 	VolumeGroups VolumeGroupLister
 	// Logger receives every sync and rejected edit; default slog.Default().
 	Logger *slog.Logger
@@ -44,10 +46,12 @@ type LvmdSync struct {
 // WatchLvmd keeps the LVMS runtime lvmd copy in sync with the user's file until ctx ends, as
 // MicroShift's storage start-up does, for MicroShift to run in a goroutine next to Apply:
 // vg-manager hot-reloads the copy. Changes are picked up from file-system events on the file's
-// directory, debounced, and written atomically. A valid file is copied as written; an invalid edit
-// is logged and the last good copy kept; a removed file (for longer than Debounce — editors that
-// delete and re-create are fine) is replaced by the defaults from the volume groups. It syncs once
-// at start, returns nil when ctx ends, and an error only when the watch cannot be set up.
+// directory, debounced, and written atomically. A valid file is copied as written; an invalid
+// edit is logged and the last good copy kept (an edit naming a volume group or thin pool the
+// host lacks is invalid, as for Apply's host preflight); a removed file (for longer than
+// Debounce — editors that delete and re-create are fine) is replaced by the defaults from the
+// volume groups. It syncs once at start, returns nil when ctx ends, and an error only when the
+// watch cannot be set up.
 //
 // The TopoLVM era (up to 4.16) reads lvmd config from a ConfigMap instead; there a changed file
 // takes effect through the next Apply.
@@ -84,7 +88,11 @@ func (o WatchOptions) syncOnce(ctx context.Context) LvmdSync {
 	switch {
 	case err == nil:
 		src := LvmdSource{Path: o.LvmdPath, Message: "Read from " + o.LvmdPath}
-		if _, err := parseLvmdConfig(o.LvmdPath, data); err != nil {
+		cfg, err := parseLvmdConfig(o.LvmdPath, data)
+		if err == nil {
+			err = o.checkHost(ctx, cfg)
+		}
+		if err != nil {
 			return LvmdSync{Source: src, Err: err}
 		}
 		written, err := atomicfile.WriteFile(o.RuntimeLvmdPath, data, 0o644)
@@ -103,4 +111,19 @@ func (o WatchOptions) syncOnce(ctx context.Context) LvmdSync {
 	}
 	written, err := atomicfile.WriteFile(o.RuntimeLvmdPath, canon, 0o600)
 	return LvmdSync{Source: LvmdSource{Message: msg}, Written: written, Err: err}
+}
+
+// checkHost refuses an edit the host cannot serve, as Apply's preflight does at start-up: a
+// device class whose volume group (or, with a ThinPoolLister, thin pool) is missing would make
+// vg-manager fail on the reload, while the last good copy keeps serving. Without LVM installed
+// storage does not run, so there is nothing to check against.
+func (o WatchOptions) checkHost(ctx context.Context, cfg *LvmdConfig) error {
+	problems, err := CheckLvmdHost(ctx, o.LvmdPath, cfg, o.VolumeGroups)
+	switch {
+	case errors.Is(err, ErrNoLVM):
+		return nil
+	case err != nil:
+		return fmt.Errorf("lvmd config %s: checking it against the host: %w", o.LvmdPath, err)
+	}
+	return joinProblems(problems)
 }

@@ -19,7 +19,16 @@ type watchHarness struct {
 	syncs         chan LvmdSync
 }
 
+// watchHost is the harness's host: the volume groups and the thin pool the test files name,
+// and MicroShift's default volume group, which the defaults pick.
+var watchHost = fakeHost{vgs: []string{"microshift", "vg1", "vg2"}, pools: []ThinPool{{"vg2", "pool"}}}
+
 func startWatch(t *testing.T, initial string) *watchHarness {
+	t.Helper()
+	return startWatchOn(t, initial, watchHost)
+}
+
+func startWatchOn(t *testing.T, initial string, host VolumeGroupLister) *watchHarness {
 	t.Helper()
 	dir := t.TempDir()
 	h := &watchHarness{t: t, user: filepath.Join(dir, "etc", "lvmd.yaml"), runtime: filepath.Join(dir, "var", "lvmd.yaml"), syncs: make(chan LvmdSync, 16)}
@@ -33,7 +42,7 @@ func startWatch(t *testing.T, initial string) *watchHarness {
 	done := make(chan error, 1)
 	go func() {
 		done <- WatchLvmd(ctx, WatchOptions{
-			LvmdPath: h.user, RuntimeLvmdPath: h.runtime, VolumeGroups: StaticVolumeGroups{"rhel"},
+			LvmdPath: h.user, RuntimeLvmdPath: h.runtime, VolumeGroups: host,
 			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Debounce: 300 * time.Millisecond,
 			OnSync: func(s LvmdSync) { h.syncs <- s },
 		})
@@ -129,8 +138,8 @@ func TestWatchLvmd(t *testing.T) {
 		t.Fatal(err)
 	}
 	s = h.next()
-	if s.Err != nil || s.Source.Path != "" || !strings.Contains(h.runtimeCopy(), "volume-group: rhel") {
-		t.Fatalf("removal: sync %+v, copy %q, want the defaults for vg rhel", s, h.runtimeCopy())
+	if s.Err != nil || s.Source.Path != "" || !strings.Contains(h.runtimeCopy(), "volume-group: microshift") {
+		t.Fatalf("removal: sync %+v, copy %q, want the defaults for vg microshift", s, h.runtimeCopy())
 	}
 	if st, _ := os.Stat(h.runtime); st.Mode().Perm() != 0o600 {
 		t.Errorf("default copy mode %o, want 0600", st.Mode().Perm())
@@ -140,12 +149,56 @@ func TestWatchLvmd(t *testing.T) {
 // Without a user file at start the defaults are written; a later file replaces them.
 func TestWatchLvmdStartsFromDefaults(t *testing.T) {
 	h := startWatch(t, "")
-	if s := h.next(); s.Err != nil || !strings.Contains(h.runtimeCopy(), "volume-group: rhel") {
+	if s := h.next(); s.Err != nil || !strings.Contains(h.runtimeCopy(), "volume-group: microshift") {
 		t.Fatalf("initial sync %+v, copy %q", s, h.runtimeCopy())
 	}
 	h.write(goodLvmd)
 	if s := h.next(); s.Err != nil || h.runtimeCopy() != goodLvmd {
 		t.Fatalf("new file: sync %+v, copy %q", s, h.runtimeCopy())
+	}
+}
+
+// noLVM is a host without the LVM tools.
+type noLVM struct{}
+
+func (noLVM) VolumeGroups(context.Context) ([]string, error) { return nil, ErrNoLVM }
+
+// An edit naming a volume group or thin pool the host lacks is refused like an invalid one
+// (vg-manager would fail on it): the last good copy stays and the field is named. A host
+// without LVM runs no storage, so there an edit is copied unchecked.
+func TestWatchLvmdRefusesWhatTheHostLacks(t *testing.T) {
+	for _, tc := range []struct {
+		name, edit string
+		host       VolumeGroupLister
+		field      string // "" when the edit is copied
+	}{
+		{"missing volume group", strings.ReplaceAll(goodLvmd, "vg1", "vg3"), watchHost, "device-classes[0].volume-group"},
+		{"missing thin pool", strings.ReplaceAll(otherLvmd, "name: pool", "name: pool2"), watchHost, "device-classes[0].thin-pool.name"},
+		{"thin pool in another volume group", strings.ReplaceAll(otherLvmd, "vg2", "vg1"), watchHost, "device-classes[0].thin-pool.name"},
+		{"what the host has", otherLvmd, watchHost, ""},
+		{"no LVM on the host", strings.ReplaceAll(goodLvmd, "vg1", "vg3"), noLVM{}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := startWatchOn(t, goodLvmd, tc.host)
+			if s := h.next(); s.Err != nil || h.runtimeCopy() != goodLvmd {
+				t.Fatalf("initial sync %+v, copy %q", s, h.runtimeCopy())
+			}
+			h.write(tc.edit)
+			s := h.next()
+			if tc.field == "" {
+				if s.Err != nil || h.runtimeCopy() != tc.edit {
+					t.Fatalf("edit: sync %+v, copy %q, want the edit copied", s, h.runtimeCopy())
+				}
+				return
+			}
+			var le *LvmdError
+			if !errors.As(s.Err, &le) || le.Field != tc.field || s.Written {
+				t.Fatalf("edit: sync %+v, want an *LvmdError for %s", s, tc.field)
+			}
+			if h.runtimeCopy() != goodLvmd {
+				t.Fatalf("a refused edit replaced the last good copy: %q", h.runtimeCopy())
+			}
+		})
 	}
 }
 
