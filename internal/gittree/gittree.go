@@ -109,12 +109,6 @@ func (t *Tree) Open(name string) (fs.File, error) {
 	return &file{Reader: bytes.NewReader(data), name: path.Base(name), size: int64(len(data))}, nil
 }
 
-// Has reports whether the tree has a regular file at name.
-func (t *Tree) Has(name string) bool {
-	e, ok := t.files[name]
-	return ok && (e.mode == "100644" || e.mode == "100755")
-}
-
 type file struct {
 	*bytes.Reader
 	name string

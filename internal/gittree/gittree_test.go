@@ -1,0 +1,149 @@
+package gittree
+
+import (
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestTreeReadsRegularFilesOnly: a branch's tree serves its regular files (executable ones
+// too) as committed, whatever the work tree holds; a symlink or a submodule is an error naming
+// its mode (the rebase never follows links), as is a file over the cap; a path outside the
+// tree, a directory or a missing file is not served.
+func TestTreeReadsRegularFilesOnly(t *testing.T) {
+	repo := testRepo(t)
+	tree, err := Open(repo, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := strings.TrimSpace(git(t, repo, "rev-parse", "main")); tree.Commit != want {
+		t.Errorf("Commit = %s, want %s", tree.Commit, want)
+	}
+	for _, tc := range []struct {
+		name, data string
+		// err is a substring of the error; errIs a sentinel it wraps ("" and nil: readable).
+		err   string
+		errIs error
+	}{
+		{name: "assets/release/release-x86_64.json", data: "{\"release\": {\"base\": \"4.18.1\"}}\n"},
+		{name: "scripts/auto-rebase/rebase.sh", data: "#!/bin/bash\n"},
+		{name: "name with spaces.yaml", data: "kind: ConfigMap\n"},
+		{name: "link.json", err: "not a regular file in main (mode 120000)"},
+		{name: "vendor/sub", err: "not a regular file in main (mode 160000)"},
+		{name: "big.bin", err: "over the 16777216-byte cap"},
+		{name: "assets", errIs: fs.ErrNotExist},
+		{name: "uncommitted.yaml", errIs: fs.ErrNotExist},
+		{name: "../outside", errIs: fs.ErrInvalid},
+		{name: "/etc/passwd", errIs: fs.ErrInvalid},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			data, err := fs.ReadFile(tree, tc.name)
+			readable := tc.err == "" && tc.errIs == nil
+			switch {
+			case readable && (err != nil || string(data) != tc.data):
+				t.Errorf("ReadFile = %q, %v; want %q", data, err, tc.data)
+			case !readable && (err == nil || !strings.Contains(err.Error(), tc.err) || (tc.errIs != nil && !errors.Is(err, tc.errIs))):
+				t.Errorf("ReadFile error %v, want one containing %q (is %v)", err, tc.err, tc.errIs)
+			}
+		})
+	}
+}
+
+// TestTreeOpenGivesAFile: Open serves a regular file with its size and base name.
+func TestTreeOpenGivesAFile(t *testing.T) {
+	tree, err := Open(testRepo(t), "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := tree.Open("scripts/auto-rebase/rebase.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || st.Name() != "rebase.sh" || st.Size() != int64(len("#!/bin/bash\n")) || st.IsDir() || !st.Mode().IsRegular() {
+		t.Errorf("Stat = %v (%v), want rebase.sh, a regular file of 12 bytes", st, err)
+	}
+	if data, err := io.ReadAll(f); err != nil || string(data) != "#!/bin/bash\n" {
+		t.Errorf("read %q, %v", data, err)
+	}
+}
+
+// TestOpenNamesWhatIsNoCommit and TestBranches: a revision that is no commit is an error
+// naming it; the local branches are listed sorted, without remote ones.
+func TestOpenNamesWhatIsNoCommit(t *testing.T) {
+	repo := testRepo(t)
+	for _, rev := range []string{"release-9.9", "main:assets"} {
+		if _, err := Open(repo, rev); err == nil || !strings.Contains(err.Error(), rev) {
+			t.Errorf("Open(%q): %v, want an error naming it", rev, err)
+		}
+	}
+}
+
+func TestBranches(t *testing.T) {
+	repo := testRepo(t)
+	git(t, repo, "branch", "release-4.18")
+	git(t, repo, "branch", "jdoe/feature")
+	git(t, repo, "update-ref", "refs/remotes/origin/release-4.17", "main")
+	got, err := Branches(repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"jdoe/feature", "main", "release-4.18"}, got); diff != "" {
+		t.Errorf("Branches (-want +got):\n%s", diff)
+	}
+	if _, err := Git(repo, "rev-parse", "--verify", "nope"); err == nil || !strings.Contains(err.Error(), "rev-parse --verify nope") {
+		t.Errorf("a failing git call: %v, want an error naming the command", err)
+	}
+}
+
+// testRepo commits, on branch main, regular and executable files, a symlink, a submodule
+// entry and a file one byte over the cap, then leaves an uncommitted file in the work tree.
+func testRepo(t *testing.T) string {
+	t.Helper()
+	t.Setenv("GIT_CONFIG_GLOBAL", os.DevNull)
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	repo := t.TempDir()
+	git(t, repo, "init", "-q", "-b", "main")
+	write(t, repo, "assets/release/release-x86_64.json", "{\"release\": {\"base\": \"4.18.1\"}}\n", 0o644)
+	write(t, repo, "scripts/auto-rebase/rebase.sh", "#!/bin/bash\n", 0o755)
+	write(t, repo, "name with spaces.yaml", "kind: ConfigMap\n", 0o644)
+	write(t, repo, "big.bin", strings.Repeat("x", MaxFileSize+1), 0o644)
+	if err := os.Symlink("assets/release/release-x86_64.json", filepath.Join(repo, "link.json")); err != nil {
+		t.Fatal(err)
+	}
+	git(t, repo, "add", "-A")
+	git(t, repo, "update-index", "--add", "--cacheinfo", "160000,"+strings.Repeat("1", 40)+",vendor/sub")
+	git(t, repo, "commit", "-qm", "base")
+	write(t, repo, "uncommitted.yaml", "kind: Secret\n", 0o644)
+	return repo
+}
+
+func write(t *testing.T, dir, name, data string, mode os.FileMode) {
+	t.Helper()
+	p := filepath.Join(dir, filepath.FromSlash(name))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(data), mode); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func git(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@localhost"}, args...)...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
