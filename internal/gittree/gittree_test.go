@@ -5,12 +5,13 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/lvms-rebase/lvms-rebase/internal/testing/gitrepo"
 )
 
 // TestTreeReadsRegularFilesOnly: a branch's tree serves its regular files (executable ones
@@ -23,7 +24,7 @@ func TestTreeReadsRegularFilesOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := strings.TrimSpace(git(t, repo, "rev-parse", "main")); tree.Commit != want {
+	if want := strings.TrimSpace(gitrepo.Git(t, repo, "rev-parse", "main")); tree.Commit != want {
 		t.Errorf("Commit = %s, want %s", tree.Commit, want)
 	}
 	for _, tc := range []struct {
@@ -89,9 +90,9 @@ func TestOpenNamesWhatIsNoCommit(t *testing.T) {
 
 func TestBranches(t *testing.T) {
 	repo := testRepo(t)
-	git(t, repo, "branch", "release-4.18")
-	git(t, repo, "branch", "jdoe/feature")
-	git(t, repo, "update-ref", "refs/remotes/origin/release-4.17", "main")
+	gitrepo.Git(t, repo, "branch", "release-4.18")
+	gitrepo.Git(t, repo, "branch", "jdoe/feature")
+	gitrepo.Git(t, repo, "update-ref", "refs/remotes/origin/release-4.17", "main")
 	got, err := Branches(repo)
 	if err != nil {
 		t.Fatal(err)
@@ -108,42 +109,19 @@ func TestBranches(t *testing.T) {
 // entry and a file one byte over the cap, then leaves an uncommitted file in the work tree.
 func testRepo(t *testing.T) string {
 	t.Helper()
-	t.Setenv("GIT_CONFIG_GLOBAL", os.DevNull)
-	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	gitrepo.Isolate(t)
 	repo := t.TempDir()
-	git(t, repo, "init", "-q", "-b", "main")
-	write(t, repo, "assets/release/release-x86_64.json", "{\"release\": {\"base\": \"4.18.1\"}}\n", 0o644)
-	write(t, repo, "scripts/auto-rebase/rebase.sh", "#!/bin/bash\n", 0o755)
-	write(t, repo, "name with spaces.yaml", "kind: ConfigMap\n", 0o644)
-	write(t, repo, "big.bin", strings.Repeat("x", MaxFileSize+1), 0o644)
+	gitrepo.Git(t, repo, "init", "-q", "-b", "main")
+	gitrepo.WriteFile(t, repo, "assets/release/release-x86_64.json", "{\"release\": {\"base\": \"4.18.1\"}}\n", 0o644)
+	gitrepo.WriteFile(t, repo, "scripts/auto-rebase/rebase.sh", "#!/bin/bash\n", 0o755)
+	gitrepo.WriteFile(t, repo, "name with spaces.yaml", "kind: ConfigMap\n", 0o644)
+	gitrepo.WriteFile(t, repo, "big.bin", strings.Repeat("x", MaxFileSize+1), 0o644)
 	if err := os.Symlink("assets/release/release-x86_64.json", filepath.Join(repo, "link.json")); err != nil {
 		t.Fatal(err)
 	}
-	git(t, repo, "add", "-A")
-	git(t, repo, "update-index", "--add", "--cacheinfo", "160000,"+strings.Repeat("1", 40)+",vendor/sub")
-	git(t, repo, "commit", "-qm", "base")
-	write(t, repo, "uncommitted.yaml", "kind: Secret\n", 0o644)
+	gitrepo.Git(t, repo, "add", "-A")
+	gitrepo.Git(t, repo, "update-index", "--add", "--cacheinfo", "160000,"+strings.Repeat("1", 40)+",vendor/sub")
+	gitrepo.Git(t, repo, "commit", "-qm", "base")
+	gitrepo.WriteFile(t, repo, "uncommitted.yaml", "kind: Secret\n", 0o644)
 	return repo
-}
-
-func write(t *testing.T, dir, name, data string, mode os.FileMode) {
-	t.Helper()
-	p := filepath.Join(dir, filepath.FromSlash(name))
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(data), mode); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func git(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@localhost"}, args...)...)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return string(out)
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/lvms-rebase/lvms-rebase/internal/testing/gitrepo"
 	"github.com/lvms-rebase/lvms-rebase/rebase/option"
 )
 
@@ -143,8 +143,8 @@ func TestPhasesCommitEachPhaseWithItsOwnFiles(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir, base := newRepo(t, tc.tree)
 			// Work the developer had staged before the run: a commit of the run must not take it.
-			writeFile(t, dir, "NOTES", "work in progress\n")
-			gitT(t, dir, "add", "NOTES")
+			gitrepo.WriteFile(t, dir, "NOTES", "work in progress\n", 0o644)
+			gitrepo.Git(t, dir, "add", "NOTES")
 			tc.edits.apply(t, dir)
 			made, err := Phases(context.Background(), dir, managed, tc.records)
 			if err != nil {
@@ -266,13 +266,13 @@ func TestCheckTellsWhetherGitCanCommit(t *testing.T) {
 		{"a work tree with an identity", func(t *testing.T) string { return identityRepo(t, "user") }, ""},
 		{"a subdirectory of such a work tree", func(t *testing.T) string {
 			dir := identityRepo(t, "user")
-			writeFile(t, dir, "scripts/auto-rebase/x", "")
+			gitrepo.WriteFile(t, dir, "scripts/auto-rebase/x", "", 0o644)
 			return filepath.Join(dir, "scripts", "auto-rebase")
 		}, ""},
 		{"a directory outside any repository", func(t *testing.T) string { return t.TempDir() }, "is not inside a git work tree"},
 		{"a bare repository", func(t *testing.T) string {
 			dir := t.TempDir()
-			gitT(t, dir, "init", "-q", "--bare")
+			gitrepo.Git(t, dir, "init", "-q", "--bare")
 			return dir
 		}, "is not inside a git work tree"},
 		{"no identity", func(t *testing.T) string { return identityRepo(t) }, "git has no identity to commit with"},
@@ -297,9 +297,7 @@ func TestCheckTellsWhetherGitCanCommit(t *testing.T) {
 func isolateGit(t *testing.T) {
 	t.Helper()
 	t.Setenv("HOME", t.TempDir())
-	t.Setenv("GIT_CONFIG_GLOBAL", os.DevNull)
-	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
-	t.Setenv("GIT_CEILING_DIRECTORIES", os.TempDir())
+	gitrepo.Isolate(t)
 	for _, k := range []string{"GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL",
 		"GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "EMAIL"} {
 		t.Setenv(k, "")
@@ -325,11 +323,11 @@ func withIdentity(t *testing.T) {
 func identityRepo(t *testing.T, who ...string) string {
 	t.Helper()
 	dir := t.TempDir()
-	gitT(t, dir, "init", "-q")
-	gitT(t, dir, "config", "user.useConfigOnly", "true")
+	gitrepo.Git(t, dir, "init", "-q")
+	gitrepo.Git(t, dir, "config", "user.useConfigOnly", "true")
 	for _, w := range who {
-		gitT(t, dir, "config", w+".name", "Someone")
-		gitT(t, dir, "config", w+".email", "someone@localhost")
+		gitrepo.Git(t, dir, "config", w+".name", "Someone")
+		gitrepo.Git(t, dir, "config", w+".email", "someone@localhost")
 	}
 	return dir
 }
@@ -343,18 +341,18 @@ func newRepo(t *testing.T, minor string) (string, string) {
 		t.Fatal(err)
 	}
 	for p, data := range baseFiles {
-		writeFile(t, dir, p, data)
+		gitrepo.WriteFile(t, dir, p, data, 0o644)
 	}
-	gitT(t, dir, "init", "-q")
-	gitT(t, dir, "add", "-A")
-	gitT(t, dir, "commit", "-qm", "base")
-	return dir, strings.TrimSpace(gitT(t, dir, "rev-parse", "HEAD"))
+	gitrepo.Git(t, dir, "init", "-q")
+	gitrepo.Git(t, dir, "add", "-A")
+	gitrepo.Git(t, dir, "commit", "-qm", "base")
+	return dir, strings.TrimSpace(gitrepo.Git(t, dir, "rev-parse", "HEAD"))
 }
 
 func (e edits) apply(t *testing.T, dir string) {
 	t.Helper()
 	for p, data := range e.write {
-		writeFile(t, dir, p, data)
+		gitrepo.WriteFile(t, dir, p, data, 0o644)
 	}
 	for _, p := range e.remove {
 		if err := os.Remove(filepath.Join(dir, filepath.FromSlash(p))); err != nil {
@@ -392,10 +390,10 @@ func (c *interrupting) Err() error {
 // installHook adds a shell hook to dir's repository (core.hooksPath, outside the work tree).
 func installHook(t *testing.T, dir, name, body string) {
 	t.Helper()
-	hooks := strings.TrimSpace(gitT(t, dir, "config", "--default", "", "core.hooksPath"))
+	hooks := strings.TrimSpace(gitrepo.Git(t, dir, "config", "--default", "", "core.hooksPath"))
 	if hooks == "" {
 		hooks = t.TempDir()
-		gitT(t, dir, "config", "core.hooksPath", hooks)
+		gitrepo.Git(t, dir, "config", "core.hooksPath", hooks)
 	}
 	if err := os.WriteFile(filepath.Join(hooks, name), []byte("#!/bin/sh\n"+body), 0o755); err != nil {
 		t.Fatal(err)
@@ -406,9 +404,9 @@ func installHook(t *testing.T, dir, name, body string) {
 func commitsSince(t *testing.T, dir, base string) []commitFiles {
 	t.Helper()
 	var out []commitFiles
-	for _, id := range strings.Fields(gitT(t, dir, "rev-list", "--reverse", base+"..HEAD")) {
-		c := commitFiles{Message: strings.TrimSpace(gitT(t, dir, "log", "-1", "--format=%B", id))}
-		for _, l := range strings.Split(strings.TrimSpace(gitT(t, dir, "diff-tree", "--no-commit-id", "--name-status", "-r", "--no-renames", id)), "\n") {
+	for _, id := range strings.Fields(gitrepo.Git(t, dir, "rev-list", "--reverse", base+"..HEAD")) {
+		c := commitFiles{Message: strings.TrimSpace(gitrepo.Git(t, dir, "log", "-1", "--format=%B", id))}
+		for _, l := range strings.Split(strings.TrimSpace(gitrepo.Git(t, dir, "diff-tree", "--no-commit-id", "--name-status", "-r", "--no-renames", id)), "\n") {
 			c.Files = append(c.Files, strings.Replace(l, "\t", " ", 1))
 		}
 		out = append(out, c)
@@ -419,28 +417,5 @@ func commitsSince(t *testing.T, dir, base string) []commitFiles {
 // status lists the uncommitted changes, staged or not (git status --porcelain).
 func status(t *testing.T, dir string) []string {
 	t.Helper()
-	return strings.Split(strings.TrimRight(gitT(t, dir, "status", "--porcelain", "--untracked-files=all"), "\n"), "\n")
-}
-
-func writeFile(t *testing.T, dir, p, data string) {
-	t.Helper()
-	full := filepath.Join(dir, filepath.FromSlash(p))
-	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(full, []byte(data), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// gitT runs git for the test's own setup, with an identity of its own.
-func gitT(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", append([]string{"-c", "user.name=setup", "-c", "user.email=setup@localhost"}, args...)...)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return string(out)
+	return strings.Split(strings.TrimRight(gitrepo.Git(t, dir, "status", "--porcelain", "--untracked-files=all"), "\n"), "\n")
 }

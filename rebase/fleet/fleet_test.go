@@ -2,11 +2,12 @@ package fleet
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/lvms-rebase/lvms-rebase/internal/testing/gitrepo"
 )
 
 // TestWorktreesAddAndRemoveInParallel: branches of one fleet run add and remove their
@@ -14,15 +15,10 @@ import (
 // neighbour adds one); every add must succeed and no worktree may be left behind.
 func TestWorktreesAddAndRemoveInParallel(t *testing.T) {
 	repo := t.TempDir()
-	for _, args := range [][]string{
-		{"init", "-q", "-b", "main"},
-		{"-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "--allow-empty", "-m", "base"},
-		{"branch", "release-4.17"},
-	} {
-		if out, err := exec.Command("git", append([]string{"-C", repo}, args...)...).CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
+	gitrepo.Isolate(t)
+	gitrepo.Git(t, repo, "init", "-q", "-b", "main")
+	gitrepo.Git(t, repo, "commit", "-q", "--allow-empty", "-m", "base")
+	gitrepo.Git(t, repo, "branch", "release-4.17")
 	w := &worktrees{repo: repo}
 	const workers, rounds = 6, 15
 	var wg sync.WaitGroup
@@ -48,11 +44,8 @@ func TestWorktreesAddAndRemoveInParallel(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	out, err := exec.Command("git", "-C", repo, "worktree", "list", "--porcelain").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := strings.Count(string(out), "worktree "); n != 1 {
+	out := gitrepo.Git(t, repo, "worktree", "list", "--porcelain")
+	if n := strings.Count(out, "worktree "); n != 1 {
 		t.Errorf("%d worktrees listed after every remove, want the clone alone:\n%s", n, out)
 	}
 }

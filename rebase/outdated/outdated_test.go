@@ -3,7 +3,6 @@ package outdated
 import (
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/lvms-rebase/lvms-rebase/internal/output"
 	"github.com/lvms-rebase/lvms-rebase/internal/testing/fixtures"
+	"github.com/lvms-rebase/lvms-rebase/internal/testing/gitrepo"
 	"github.com/lvms-rebase/lvms-rebase/internal/testing/testregistry"
 	"github.com/lvms-rebase/lvms-rebase/rebase/recorded"
 	"github.com/lvms-rebase/lvms-rebase/rebase/source"
@@ -51,9 +51,9 @@ func TestDefaultBranchesAreMicroShiftBranchesWithAReleaseJSON(t *testing.T) {
 	}
 	slices.Sort(want)
 	repo := makeClone(t, specs)
-	gitT(t, repo, "checkout", "-q", "release-4.19")
-	writeFile(t, repo, recorded.BaseFile, "{}\n")
-	gitT(t, repo, "add", recorded.BaseFile)
+	gitrepo.Git(t, repo, "checkout", "-q", "release-4.19")
+	gitrepo.WriteFile(t, repo, recorded.BaseFile, "{}\n", 0o644)
+	gitrepo.Git(t, repo, "add", recorded.BaseFile)
 
 	got, err := DefaultBranches(repo)
 	if err != nil {
@@ -274,25 +274,25 @@ type branch struct {
 func makeClone(t *testing.T, branches []branch) string {
 	t.Helper()
 	dir := t.TempDir()
-	gitT(t, dir, "init", "-q")
+	gitrepo.Git(t, dir, "init", "-q")
 	for _, b := range branches {
-		gitT(t, dir, "checkout", "-q", "--orphan", b.name)
-		gitT(t, dir, "rm", "-rfq", "--ignore-unmatch", ".")
+		gitrepo.Git(t, dir, "checkout", "-q", "--orphan", b.name)
+		gitrepo.Git(t, dir, "rm", "-rfq", "--ignore-unmatch", ".")
 		if b.from != "" {
 			if err := os.CopyFS(dir, os.DirFS(b.from)); err != nil {
 				t.Fatal(err)
 			}
 		}
 		for p, data := range b.write {
-			writeFile(t, dir, p, data)
+			gitrepo.WriteFile(t, dir, p, data, 0o644)
 		}
 		for _, p := range b.remove {
 			if err := os.Remove(filepath.Join(dir, filepath.FromSlash(p))); err != nil {
 				t.Fatal(err)
 			}
 		}
-		gitT(t, dir, "add", "-A")
-		gitT(t, dir, "commit", "-qm", "tree of "+b.name)
+		gitrepo.Git(t, dir, "add", "-A")
+		gitrepo.Git(t, dir, "commit", "-qm", "tree of "+b.name)
 	}
 	return dir
 }
@@ -302,9 +302,7 @@ func makeClone(t *testing.T, branches []branch) string {
 func isolate(t *testing.T) {
 	t.Helper()
 	testregistry.NoCredentials(t)
-	t.Setenv("GIT_CONFIG_GLOBAL", os.DevNull)
-	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
-	t.Setenv("GIT_CEILING_DIRECTORIES", os.TempDir())
+	gitrepo.Isolate(t)
 }
 
 // sourceOptions point the upstream registries at the loopback registry, with a cache of the
@@ -352,28 +350,5 @@ func nightly(t *testing.T, cat *fixtures.Catalog, minor string) string {
 
 func revParse(t *testing.T, repo, branch string) string {
 	t.Helper()
-	return strings.TrimSpace(gitT(t, repo, "rev-parse", "refs/heads/"+branch))
-}
-
-func writeFile(t *testing.T, dir, p, data string) {
-	t.Helper()
-	full := filepath.Join(dir, filepath.FromSlash(p))
-	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(full, []byte(data), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// gitT runs git for the test's own setup, with an identity of its own.
-func gitT(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", append([]string{"-c", "user.name=setup", "-c", "user.email=setup@localhost"}, args...)...)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return string(out)
+	return strings.TrimSpace(gitrepo.Git(t, repo, "rev-parse", "refs/heads/"+branch))
 }

@@ -1,13 +1,9 @@
 package styled
 
 import (
-	"archive/tar"
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -15,12 +11,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"testing/fstest"
 
 	"github.com/google/go-cmp/cmp"
-	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/layout"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	lvmsrebase "github.com/lvms-rebase/lvms-rebase"
@@ -32,6 +24,7 @@ import (
 	"github.com/lvms-rebase/lvms-rebase/rebase/keepstyle"
 	"github.com/lvms-rebase/lvms-rebase/rebase/render"
 	"github.com/lvms-rebase/lvms-rebase/rebase/snapshot"
+	"github.com/lvms-rebase/lvms-rebase/rebase/source"
 )
 
 // ocp is the release the tests rebase onto. Its era ships the snapshot controller's cluster
@@ -129,18 +122,28 @@ func loadInputs() (*inputs, error) {
 	return in, err
 }
 
-// bundleObjects translates the newest fixture bundle of the era's minor, read from its OCI
-// layout as the image source would pull it.
+// bundleObjects translates the newest fixture bundle of the era's minor, pulled from its OCI
+// layout by the image source, as a run pulls an oci: bundle.
 func bundleObjects(dir string, cat *fixtures.Catalog, e era.Era) ([]*unstructured.Unstructured, error) {
 	info, ok := cat.NewestBundle(ocp)
 	if !ok {
 		return nil, fmt.Errorf("no %s bundle in the fixture catalog", ocp)
 	}
-	files, err := imageFiles(filepath.Join(dir, fixtures.ImagesDir, filepath.FromSlash(fixtures.BundleRepo)), info.Tag)
+	tmp, err := os.MkdirTemp("", "styled-bundle-")
 	if err != nil {
 		return nil, err
 	}
-	b, err := bundle.LoadFS(files)
+	defer os.RemoveAll(tmp)
+	ref := "oci:" + filepath.Join(dir, fixtures.ImagesDir, filepath.FromSlash(fixtures.BundleRepo)) + ":" + info.Tag
+	src, err := source.New(source.Options{CacheDir: filepath.Join(tmp, "cache"), Offline: true})
+	if err != nil {
+		return nil, err
+	}
+	out := filepath.Join(tmp, "bundle")
+	if _, err := src.FetchBundle(context.Background(), source.BundleRef{Ref: ref}, out); err != nil {
+		return nil, err
+	}
+	b, err := bundle.Load(out)
 	if err != nil {
 		return nil, err
 	}
@@ -149,47 +152,6 @@ func bundleObjects(dir string, cat *fixtures.Catalog, e era.Era) ([]*unstructure
 		return nil, err
 	}
 	return r.Objects, nil
-}
-
-// imageFiles flattens the image tagged tag in the OCI layout at dir into a file system.
-func imageFiles(dir, tag string) (fs.FS, error) {
-	idx, err := layout.ImageIndexFromPath(dir)
-	if err != nil {
-		return nil, err
-	}
-	m, err := idx.IndexManifest()
-	if err != nil {
-		return nil, err
-	}
-	i := slices.IndexFunc(m.Manifests, func(d v1.Descriptor) bool { return d.Annotations[fixtures.RefNameAnnotation] == tag })
-	if i < 0 {
-		return nil, fmt.Errorf("%s: no image tagged %s", dir, tag)
-	}
-	img, err := idx.Image(m.Manifests[i].Digest)
-	if err != nil {
-		return nil, err
-	}
-	rc := mutate.Extract(img)
-	defer rc.Close()
-	out := fstest.MapFS{}
-	tr := tar.NewReader(rc)
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			return out, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		if h.Typeflag != tar.TypeReg {
-			continue
-		}
-		data, err := io.ReadAll(tr)
-		if err != nil {
-			return nil, err
-		}
-		out[strings.TrimPrefix(h.Name, "/")] = &fstest.MapFile{Data: data}
-	}
 }
 
 // renderTree styles both overlays for the checkout at root, as a run does.
