@@ -9,9 +9,9 @@ import (
 	"github.com/spf13/cobra"
 
 	lvmsrebase "github.com/lvms-rebase/lvms-rebase"
+	"github.com/lvms-rebase/lvms-rebase/internal/fleet"
 	"github.com/lvms-rebase/lvms-rebase/internal/version"
 	"github.com/lvms-rebase/lvms-rebase/rebase"
-	"github.com/lvms-rebase/lvms-rebase/rebase/fleet"
 )
 
 // fleetExclusive are the flags that name one tree's inputs or another mode: each branch

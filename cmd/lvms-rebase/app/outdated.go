@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/yaml"
 
-	"github.com/lvms-rebase/lvms-rebase/rebase/outdated"
+	"github.com/lvms-rebase/lvms-rebase/internal/outdated"
 )
 
 type outdatedFlags struct {
