@@ -1,6 +1,7 @@
 package recipe
 
 import (
+	"bytes"
 	"fmt"
 	"strconv"
 	"strings"
@@ -61,7 +62,8 @@ func (rf *recipeFile) reconcile(entry *kyaml.RNode, c Component, before map[stri
 	if err != nil {
 		return ch, err
 	}
-	rf.data = []byte(splice(lines, drops, end, newEntries(dash, added, c)))
+	eol := lineEnd(rf.data)
+	rf.data = []byte(splice(lines, drops, end, newEntries(dash, added, c, eol), eol))
 	return ch, rf.check(c.Dir, after, before)
 }
 
@@ -74,8 +76,8 @@ func (rf *recipeFile) fillEmpty(entry *kyaml.RNode, files *kyaml.MapNode, c Comp
 	}
 	lines := strings.SplitAfter(string(rf.data), "\n")
 	keyCol := entry.YNode().Column - 1
-	indent := strings.Repeat(" ", keyCol)
-	text := indent + "files:\n" + newEntries(indent+"  - ", after, c)
+	indent, eol := strings.Repeat(" ", keyCol), lineEnd(rf.data)
+	text := indent + "files:" + eol + newEntries(indent+"  - ", after, c, eol)
 	var drops []span
 	end := lastLine(entry.YNode())
 	if files != nil {
@@ -85,7 +87,7 @@ func (rf *recipeFile) fillEmpty(entry *kyaml.RNode, files *kyaml.MapNode, c Comp
 		}
 		drops, end = []span{{line, line}}, line
 	}
-	rf.data = []byte(splice(lines, drops, end, text))
+	rf.data = []byte(splice(lines, drops, end, text, eol))
 	return ch, rf.check(c.Dir, after, before)
 }
 
@@ -103,23 +105,33 @@ func itemPrefix(lines []string, item *kyaml.Node) (string, error) {
 	return l[:i+2], nil
 }
 
-func newEntries(dash string, names []string, c Component) string {
+// newEntries are the entries of names, each line ended with eol.
+func newEntries(dash string, names []string, c Component, eol string) string {
 	var b strings.Builder
 	cont := strings.Repeat(" ", len(dash))
 	for _, n := range names {
-		fmt.Fprintf(&b, "%sfile: %s\n", dash, n)
+		fmt.Fprintf(&b, "%sfile: %s%s", dash, n, eol)
 		if src := c.Src[n]; src != "" {
-			fmt.Fprintf(&b, "%ssrc: %s\n", cont, src)
+			fmt.Fprintf(&b, "%ssrc: %s%s", cont, src, eol)
 		}
 		if r := c.Ignore[n]; r != "" {
-			fmt.Fprintf(&b, "%signore: %s\n", cont, strconv.Quote(r))
+			fmt.Fprintf(&b, "%signore: %s%s", cont, strconv.Quote(r), eol)
 		}
 	}
 	return b.String()
 }
 
-// splice drops the given line spans and inserts text after line end.
-func splice(lines []string, drops []span, end int, text string) string {
+// lineEnd is the line end a recipe uses: CRLF when most of its lines end so, else LF.
+func lineEnd(data []byte) string {
+	if n := bytes.Count(data, []byte("\n")); n > 0 && 2*bytes.Count(data, []byte("\r\n")) > n {
+		return "\r\n"
+	}
+	return "\n"
+}
+
+// splice drops the given line spans and inserts text after line end; a last line without a
+// line end gets eol before the text.
+func splice(lines []string, drops []span, end int, text, eol string) string {
 	var b strings.Builder
 	for i, l := range lines {
 		n := i + 1
@@ -132,7 +144,7 @@ func splice(lines []string, drops []span, end int, text string) string {
 		}
 		if n == end {
 			if !strings.HasSuffix(l, "\n") {
-				b.WriteString("\n")
+				b.WriteString(eol)
 			}
 			b.WriteString(text)
 		}

@@ -218,15 +218,26 @@ func TestParseRecord(t *testing.T) {
 	}
 }
 
-// TestRecordReadsBash: the script path kept is the one bash runs, not a commented-out or
-// echo'd one; a record bash would run twice or cannot parse is an error naming its line.
+// TestRecordReadsBash: the record is updated in place at the command bash runs, not at a
+// commented-out or echo'd one, and every other byte stays (comments in any encoding,
+// continuations, what follows the arguments); a record bash would run twice, not at all, or
+// cannot parse is an error naming its line.
 func TestRecordReadsBash(t *testing.T) {
-	const kept = "#!/bin/bash -x\n./scripts/auto-rebase/rebase-lvms.sh to \"y:v2\"\n"
 	cases := []struct{ name, record, want, wantErr string }{
-		{"commented-out above", "#!/bin/bash -x\n# ./old/rebase_lvms.sh to \"x:v0\"\n./scripts/auto-rebase/rebase-lvms.sh to \"x:v1\"\n", kept, ""},
-		{"echo'd above", "#!/bin/bash -x\necho ./old/rebase_lvms.sh to x:v0\n./scripts/auto-rebase/rebase-lvms.sh \\\n  to \"x:v1\"\n", kept, ""},
+		{"commented-out above", "#!/bin/bash -x\n# ./old/rebase_lvms.sh to \"x:v0\"\n./scripts/auto-rebase/rebase-lvms.sh to \"x:v1\"\n",
+			"#!/bin/bash -x\n# ./old/rebase_lvms.sh to \"x:v0\"\n./scripts/auto-rebase/rebase-lvms.sh to \"y:v2\"\n", ""},
+		{"echo'd above, continued", "#!/bin/bash -x\necho ./old/rebase_lvms.sh to x:v0\n./scripts/auto-rebase/rebase-lvms.sh \\\n  to \"x:v1\"\n",
+			"#!/bin/bash -x\necho ./old/rebase_lvms.sh to x:v0\n./scripts/auto-rebase/rebase-lvms.sh \\\n  to \"y:v2\"\n", ""},
+		{"Latin-1 comment kept byte for byte", "#!/bin/bash -x\n# mis \xe0 jour par Andr\xe9\n./scripts/auto-rebase/rebase_lvms.sh to 'x:v1' >/dev/null\n",
+			"#!/bin/bash -x\n# mis \xe0 jour par Andr\xe9\n./scripts/auto-rebase/rebase_lvms.sh to \"y:v2\" >/dev/null\n", ""},
+		{"no shebang stays without one", "./scripts/auto-rebase/rebase_lvms.sh to x:v1", "./scripts/auto-rebase/rebase_lvms.sh to \"y:v2\"", ""},
 		{"two commands", "./scripts/auto-rebase/rebase_lvms.sh to a:v1\n./scripts/auto-rebase/rebase_lvms.sh to b:v2\n", "", "line 2: a second rebase_lvms.sh to command (the first is on line 1)"},
+		{"through nohup", "./scripts/auto-rebase/rebase_lvms.sh to a:v1\nnohup ./scripts/auto-rebase/rebase_lvms.sh to b:v2\n", "", "line 2: `nohup` runs rebase_lvms.sh"},
 		{"not bash", "./scripts/auto-rebase/rebase_lvms.sh to \"a:v1\n", "", "line 1"},
+		{"no command", "#!/bin/bash -x\n# nothing\n", "", "bash would run no `rebase_lvms.sh to <bundle>` command"},
+		{"empty", "", "", "bash would run no `rebase_lvms.sh to <bundle>` command"},
+		{"after exit", "exit 0\n./scripts/auto-rebase/rebase_lvms.sh to a:v1\n", "", "line 2: rebase_lvms.sh to never runs"},
+		{"CRLF", "#!/bin/bash -x\r\n./scripts/auto-rebase/rebase_lvms.sh to \"a:v1\"\r\n", "", "line 1: carriage return"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -369,5 +380,51 @@ func TestReconcileRecipeNames(t *testing.T) {
 	}
 	if got := Existing(root, []string{"assets_lvms.yaml", "lvms_assets.yaml"}); strings.Join(got, " ") != "scripts/auto-rebase/lvms_assets.yaml" {
 		t.Errorf("Existing = %v", got)
+	}
+}
+
+// TestReconcileKeepsLineEnds: a recipe with CRLF line ends gets its added entries (and the
+// files list of an empty entry) with CRLF too, so the file keeps one line-end style; an LF
+// recipe stays LF.
+func TestReconcileKeepsLineEnds(t *testing.T) {
+	crlf := func(s string) string { return strings.ReplaceAll(s, "\n", "\r\n") }
+	const emptyEntry = "assets:\n  - dir: components/lvms/\n    src: lvms/amd64/\n    files: []\n  - dir: release/\n    files:\n      - file: release-x86_64.json\n"
+	after := []string{"lvms-operator_admissionregistration.k8s.io_v1_webhook.yaml", "new.yaml", "topolvm-configmap_lvms-version.yaml", "topolvm-openshift-storage_namespace.yaml", "topolvm.io_logicalvolumes.yaml"}
+	for _, tc := range []struct{ name, recipe, want string }{
+		{"CRLF, appended", crlf(lvmsYAML), crlf(lvmsYAML + "      - file: new.yaml\n")},
+		{"CRLF without a final line end", strings.TrimSuffix(crlf(lvmsYAML), "\r\n"), crlf(lvmsYAML + "      - file: new.yaml\n")},
+		{"CRLF, empty list filled", crlf(emptyEntry), crlf(strings.Replace(emptyEntry, "    files: []\n", "    files:\n"+
+			"      - file: lvms-operator_admissionregistration.k8s.io_v1_webhook.yaml\n      - file: new.yaml\n      - file: topolvm-configmap_lvms-version.yaml\n"+
+			"      - file: topolvm-openshift-storage_namespace.yaml\n        ignore: \"provided by MicroShift\"\n      - file: topolvm.io_logicalvolumes.yaml\n", 1))},
+		{"LF stays LF", lvmsYAML, lvmsYAML + "      - file: new.yaml\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := writeTree(t, map[string]string{"scripts/auto-rebase/assets_lvms.yaml": tc.recipe})
+			res, err := Reconcile(root, RecipeFiles, Components[:1], nil, map[string][]string{"components/lvms": after})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := string(res.Files["scripts/auto-rebase/assets_lvms.yaml"]); got != tc.want {
+				t.Errorf("got:\n%q\nwant:\n%q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestRecipeNotUTF8: YAML is UTF-8 (PyYAML, which presubmit.py and handle_assets.py read the
+// recipes with, refuses anything else too), so a recipe with a Latin-1 byte, in a comment or
+// anywhere, is refused naming the recipe, the line and the byte, and nothing is written.
+func TestRecipeNotUTF8(t *testing.T) {
+	const lvmsPath = "scripts/auto-rebase/assets_lvms.yaml"
+	recipe := strings.Replace(lvmsYAML, "# CRDs", "# CRDs (d\xe9finitions)", 1)
+	root := writeTree(t, map[string]string{lvmsPath: recipe})
+	res, err := Reconcile(root, RecipeFiles, Components[:1], nil, map[string][]string{"components/lvms": {"a.yaml"}})
+	for _, w := range []string{lvmsPath, "line 9", "0xe9", "UTF-8"} {
+		if err == nil || !strings.Contains(err.Error(), w) {
+			t.Fatalf("Reconcile: %v (result %+v), want an error saying %q", err, res, w)
+		}
+	}
+	if err := Validate(root, RecipeFiles, Components); err == nil || !strings.Contains(err.Error(), "0xe9") {
+		t.Errorf("Validate: %v", err)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
-	"strings"
 
 	"github.com/lvms-rebase/lvms-rebase/rebase/shrecord"
 )
@@ -31,17 +30,18 @@ type RecordSpec struct {
 
 // Records returns the bundle record files to write for a run on bundleRef (path relative to
 // the root → content). A tree keeps its own record: every known record name it has is
-// rewritten in its own format (its '#!' line and script path), so a 4.17 tree's
-// last_lvms_rebase.sh is updated and no last_rebase_lvms.sh is added, and 4.18–4.20 trees,
-// which carry both names, get both updated to the same bundle (the old one would otherwise
-// keep naming a stale bundle). Only a tree with no record gets spec.Name, in MicroShift's
-// format:
+// updated in place — only the arguments of the `to` command bash runs change; its '#!' line,
+// script path, comments (whatever their encoding) and other lines stay byte for byte — so a
+// 4.17 tree's last_lvms_rebase.sh is updated and no last_rebase_lvms.sh is added, and
+// 4.18–4.20 trees, which carry both names, get both updated to the same bundle (the old one
+// would otherwise keep naming a stale bundle). Only a tree with no record gets spec.Name, in
+// MicroShift's format:
 //
 //	#!/bin/bash -x
 //	./scripts/auto-rebase/rebase_lvms.sh to "registry.redhat.io/lvms4/lvms-operator-bundle:v4.18.4"
 //
-// An existing record that bash would not run as one such command (it does not parse, it
-// runs two) is an error naming its line.
+// An existing record that bash would not run as exactly one such command (it does not parse,
+// it runs two, or none) is an error naming it, and its line when there is one.
 func Records(fsys fs.FS, spec RecordSpec, bundleRef string) (map[string][]byte, error) {
 	out := map[string][]byte{}
 	for _, name := range spec.Known {
@@ -53,28 +53,25 @@ func Records(fsys fs.FS, spec RecordSpec, bundleRef string) (map[string][]byte, 
 		if err != nil {
 			return nil, fmt.Errorf("reading %s: %w", p, err)
 		}
-		script := spec.Script
 		call, err := shrecord.Find(p, data, RecordCommand)
 		if err != nil {
 			return nil, err
 		}
-		if call != nil {
-			script = call.Script
+		if call == nil {
+			return nil, fmt.Errorf("%s: bash would run no `%s to <bundle>` command: write one, or remove the file, so that a run can update it", p, path.Base(spec.Script))
 		}
-		out[p] = []byte(fmt.Sprintf("%s\n%s to %q\n", shebang(data), script, bundleRef))
+		if out[p], err = call.Rewrite(p, data, RecordCommand, bundleRef); err != nil {
+			return nil, err
+		}
 	}
 	if len(out) == 0 {
-		out[path.Join(Dir, spec.Name)] = []byte(fmt.Sprintf("#!/bin/bash -x\n%s to %q\n", spec.Script, bundleRef))
+		q, err := shrecord.Quote(bundleRef)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path.Join(Dir, spec.Name), err)
+		}
+		out[path.Join(Dir, spec.Name)] = []byte(fmt.Sprintf("#!/bin/bash -x\n%s to %s\n", spec.Script, q))
 	}
 	return out, nil
-}
-
-// shebang is a record's '#!' line, MicroShift's "#!/bin/bash -x" when it has none.
-func shebang(data []byte) string {
-	if first, _, _ := strings.Cut(string(data), "\n"); strings.HasPrefix(first, "#!") {
-		return strings.TrimRight(first, "\r ")
-	}
-	return "#!/bin/bash -x"
 }
 
 // ParseRecord returns the bundle pull spec a record names (`<script> to "<bundle>"`).

@@ -2,13 +2,27 @@
 // OCP payloads of its own rebase.sh) and the LVMS bundle record (last_rebase_lvms.sh, or
 // last_lvms_rebase.sh up to 4.17) — as the bash scripts they are, with mvdan.cc/sh's parser.
 //
-// A record is a script a maintainer runs to repeat a rebase, so what counts is what bash would
-// execute: only a top-level simple command `<dir>/rebase.sh to X Y` is the invocation. Comments,
-// strings, echo/printf arguments and here-document bodies are text, not commands; quoting and
-// backslash continuations mean what they mean to bash. An invocation bash may or may not run
-// (inside a function, condition, loop, pipeline, subshell or command substitution) and a second
-// executed invocation are errors naming their lines: reading a record by guess could silently
-// pick a pull spec the tree is not based on.
+// A record is a script a maintainer runs to repeat a rebase, so what counts is the invocation
+// bash would leave the tree on: `<dir>/rebase.sh to X Y` as a plain top-level command, run
+// directly or through the few wrappers whose effect is certain (bash or sh with options that
+// do not change what runs, command, exec). Comments, strings, echo/printf arguments and
+// here-document bodies are text; quoting and continuations mean what they mean to bash.
+//
+// The rest of the script is evaluated only as far as that is exact, and refused otherwise,
+// with an error naming the line: a record is read by what bash does, never by a guess that
+// could pick a pull spec the tree is not on. So an invocation bash may or may not run (inside
+// a function, condition, loop, pipeline, subshell, substitution, in the background), one
+// another command runs (env, nohup, timeout, xargs, sudo, eval, bash -c, a pipe or here-document
+// into a shell, a trap), a second one, one after a statement that may end the script (exit,
+// exec, a failing command under set -e, an unset variable under set -u), and every command this
+// reader does not know to leave rebase.sh alone (functions, aliases, source, other programs)
+// are errors. Only literal arguments are read: a variable, a substitution or a word bash would
+// expand (globs, braces, ~) is refused.
+//
+// Reading is bounded: a record is at most MaxSize bytes (which bounds the parser's recursion)
+// and nested at most maxNesting deep; code strings (eval, bash -c, trap) are read to
+// maxCodeDepth. Bytes bash reads differently from the parser are refused (CR, NUL) or kept as
+// text (non-UTF-8 bytes in comments and strings, refused inside the invocation).
 package shrecord
 
 import (
@@ -16,8 +30,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
-	"slices"
-	"strings"
+	"unicode/utf8"
 
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -41,6 +54,9 @@ type Call struct {
 	Args []string
 	// Line is the 1-based line the command starts on.
 	Line int
+
+	// subEnd and argsEnd are the byte offsets where the sub-command and the last argument end.
+	subEnd, argsEnd int
 }
 
 // Error is a record that cannot be read unambiguously; it names the file and the line.
@@ -57,203 +73,128 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("%s: line %d: %s", e.File, e.Line, e.Msg)
 }
 
-// Find returns the one executed invocation matching a spec in data, the content of file (a
-// path used in errors); nil when there is none. A script that does not parse as bash, an
-// invocation whose execution depends on control flow, one with an argument that is not a
-// literal word (a variable, a command substitution) and two executed invocations are errors.
+// MaxSize is the largest record read, in bytes. MicroShift's records are one command (about
+// 200 bytes); the cap bounds the parser's work and its recursion, which a deeply nested file
+// would otherwise drive to a fatal stack overflow.
+const MaxSize = 16 << 10
+
+// maxNesting is how deeply a record's syntax may nest (MicroShift's records: 6 levels).
+const maxNesting = 100
+
+// maxCodeDepth is how deeply code strings (eval, bash -c, trap) are read inside each other.
+const maxCodeDepth = 3
+
+// Find returns the one invocation matching a spec that bash runs when it runs data, the
+// content of file (a path used in errors); nil when it runs none. Everything that makes the
+// answer uncertain is an *Error naming the line (see the package documentation).
 func Find(file string, data []byte, specs ...Spec) (*Call, error) {
-	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(bytes.NewReader(data), file)
-	if err != nil {
-		return nil, parseError(file, err)
+	if len(data) > MaxSize {
+		return nil, &Error{File: file, Msg: fmt.Sprintf("%d bytes: a record is at most %d bytes (it holds one command); not read", len(data), MaxSize)}
+	}
+	if err := checkBytes(file, data); err != nil {
+		return nil, err
 	}
 	r := &reader{file: file, data: data, specs: specs}
-	var found *Call
-	for _, st := range f.Stmts {
-		call, stop, err := r.topLevel(st)
-		if err != nil {
-			return nil, err
-		}
-		if call != nil && found != nil {
-			return nil, &Error{File: file, Line: call.Line, Msg: fmt.Sprintf(
-				"a second %s %s command (the first is on line %d): a record runs one; remove one of them",
-				path.Base(unquotedTail(call.Script)), call.Sub, found.Line)}
-		}
-		if call != nil {
-			found = call
-		}
-		if stop {
-			break // bash never reaches what follows an unconditional exit or exec
-		}
+	r.shebang()
+	f, err := r.parse(data, 0)
+	if err != nil {
+		return nil, err
 	}
-	return found, nil
+	return r.script(f.Stmts)
 }
 
-// parseError names the line (and column) where bash would stop reading the file.
-func parseError(file string, err error) *Error {
-	var pe syntax.ParseError
-	if errors.As(err, &pe) {
-		return &Error{File: file, Line: int(pe.Pos.Line()), Msg: fmt.Sprintf("column %d: not a bash script: %s", pe.Pos.Col(), pe.Text)}
+// checkBytes refuses the bytes bash reads otherwise than the parser: a carriage return (CRLF
+// line ends) is part of a word to bash, so `to "x"\r` passes "x\r"; a NUL is not text.
+func checkBytes(file string, data []byte) error {
+	for _, c := range []struct {
+		b   byte
+		msg string
+	}{
+		{'\r', "carriage return (CRLF line ends?): bash reads it as part of a word, so the record does not run as it reads; save the file with LF line ends"},
+		{0, "NUL byte: not a text file"},
+	} {
+		if i := bytes.IndexByte(data, c.b); i >= 0 {
+			return &Error{File: file, Line: bytes.Count(data[:i], []byte("\n")) + 1, Msg: c.msg}
+		}
 	}
-	return &Error{File: file, Msg: fmt.Sprintf("not a bash script: %v", err)}
+	return nil
 }
 
-type reader struct {
-	file  string
-	data  []byte
-	specs []Spec
+// substitute stands in for each byte that is not UTF-8 while parsing: bash takes any byte
+// as text, the parser only UTF-8. It is one byte, so offsets stay those of the file.
+const substitute = 0x1a
+
+// parse parses code (the file, or a code string at depth > 0) as bash, with non-UTF-8 bytes
+// substituted, and refuses syntax nested deeper than maxNesting.
+func (r *reader) parse(code []byte, depth int) (*syntax.File, error) {
+	src := code
+	if !utf8.Valid(code) {
+		src = bytes.Clone(code)
+		for i := 0; i < len(src); {
+			c, n := utf8.DecodeRune(src[i:])
+			if c == utf8.RuneError && n == 1 {
+				src[i] = substitute
+			}
+			i += n
+		}
+	}
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(bytes.NewReader(src), r.file)
+	if err != nil {
+		var pe syntax.ParseError
+		if errors.As(err, &pe) {
+			return nil, r.errAt(int(pe.Pos.Line()), "column %d: not a bash script: %s", pe.Pos.Col(), pe.Text)
+		}
+		return nil, r.errAt(0, "not a bash script: %v", err)
+	}
+	if line := deepest(f); line > 0 {
+		return nil, r.errAt(line, "syntax nested more than %d deep: a record holds one command; not read", maxNesting)
+	}
+	return f, nil
 }
 
-// topLevel reads one top-level statement: the invocation when it is one, whether bash stops
-// after it, and an error when an invocation hides anywhere else in it.
-func (r *reader) topLevel(st *syntax.Stmt) (call *Call, stop bool, err error) {
-	ce, _ := st.Cmd.(*syntax.CallExpr)
-	if ce != nil {
-		if call, err = r.match(ce); err != nil {
-			return nil, false, err
-		}
-		stop = !st.Background && len(ce.Args) > 0 && slices.Contains([]string{"exit", "exec"}, literalOr(ce.Args[0], ""))
-	}
-	var nested error
-	syntax.Walk(st, func(n syntax.Node) bool {
-		c, ok := n.(*syntax.CallExpr)
-		if nested != nil || !ok || c == ce {
-			return nested == nil
-		}
-		m, err := r.match(c)
+// deepest returns the line of the first node nested deeper than maxNesting (0: none); Walk
+// calls f(nil) as it leaves a node whose children it walked.
+func deepest(f *syntax.File) int {
+	depth, line := 0, 0
+	syntax.Walk(f, func(n syntax.Node) bool {
 		switch {
-		case err != nil:
-			nested = err
-		case m != nil:
-			nested = &Error{File: r.file, Line: m.Line, Msg: fmt.Sprintf(
-				"%s %s is not a plain top-level command (it is inside a function, condition, loop, pipeline, subshell or substitution), so whether bash runs it cannot be read from the file; write it as one command on its own",
-				m.Script, m.Sub)}
-		}
-		return nested == nil
-	})
-	if nested != nil {
-		return nil, false, nested
-	}
-	return call, stop, nil
-}
-
-// wrappers are commands that run their arguments as the command (bash and sh with their
-// options, exec, command).
-var wrappers = []string{"bash", "sh", "exec", "command"}
-
-// unwrap drops leading wrapper words: `bash -x ./rebase.sh to …` runs rebase.sh.
-func unwrap(args []*syntax.Word) []*syntax.Word {
-	for len(args) > 1 && slices.Contains(wrappers, literalOr(args[0], "")) {
-		args = args[1:]
-		for len(args) > 1 {
-			opt := literalOr(args[0], "")
-			if len(opt) < 2 || opt[0] != '-' || opt == "-c" || opt == "--" {
-				break
-			}
-			args = args[1:]
-		}
-	}
-	return args
-}
-
-// match returns the invocation c is, or nil when c runs something else.
-func (r *reader) match(c *syntax.CallExpr) (*Call, error) {
-	words := unwrap(c.Args)
-	if len(words) < 2 {
-		return nil, nil
-	}
-	base := path.Base(unquotedTail(r.source(words[0])))
-	sub := literalOr(words[1], "")
-	var spec *Spec
-	for i := range r.specs {
-		if slices.Contains(r.specs[i].Scripts, base) && r.specs[i].Sub == sub {
-			spec = &r.specs[i]
-		}
-	}
-	if spec == nil {
-		return nil, nil
-	}
-	call := &Call{Script: r.source(words[0]), Sub: sub, Line: int(c.Pos().Line())}
-	for i, w := range words[2:] {
-		v, ok := literal(w)
-		if !ok {
-			return nil, &Error{File: r.file, Line: int(w.Pos().Line()), Msg: fmt.Sprintf(
-				"%s %s: argument %d (%s) is not a literal word: expected a quoted or plain pull spec, not a variable or substitution", base, sub, i+1, r.source(w))}
-		}
-		call.Args = append(call.Args, v)
-	}
-	return call, nil
-}
-
-// source is the text of a node as written in the file.
-func (r *reader) source(n syntax.Node) string {
-	return string(r.data[n.Pos().Offset():n.End().Offset()])
-}
-
-// literal unquotes a word made of plain text and quotes only, as bash would; ok is false for
-// a word with an expansion (parameter, command, arithmetic, process, brace, extended glob).
-func literal(w *syntax.Word) (string, bool) {
-	var b strings.Builder
-	for _, p := range w.Parts {
-		switch p := p.(type) {
-		case *syntax.Lit:
-			b.WriteString(unescape(p.Value, func(byte) bool { return true }))
-		case *syntax.SglQuoted:
-			if p.Dollar {
-				return "", false
-			}
-			b.WriteString(p.Value)
-		case *syntax.DblQuoted:
-			if p.Dollar {
-				return "", false
-			}
-			for _, q := range p.Parts {
-				l, ok := q.(*syntax.Lit)
-				if !ok {
-					return "", false
-				}
-				b.WriteString(unescape(l.Value, func(c byte) bool { return strings.IndexByte(dquoteSpecial, c) >= 0 }))
-			}
+		case n == nil:
+			depth--
+		case line > 0:
+			return false
+		case depth >= maxNesting:
+			line = int(n.Pos().Line())
+			return false
 		default:
-			return "", false
+			depth++
 		}
-	}
-	return b.String(), true
+		return true
+	})
+	return line
 }
 
-// unescape removes the backslashes bash removes: before any character outside quotes, before
-// $ ` " \ and newline inside double quotes (special says which); an escaped newline joins lines.
-func unescape(s string, special func(byte) bool) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+1 < len(s) && special(s[i+1]) {
-			i++
-			if s[i] == '\n' {
-				continue
-			}
+// Rewrite returns data, the record c was found in, with c's arguments replaced by args,
+// written as MicroShift's scripts write them (double-quoted). Every other byte stays: the
+// shebang, comments (whatever their encoding), the script path and anything after the
+// arguments. The result is read back and must run exactly args.
+func (c *Call) Rewrite(file string, data []byte, spec Spec, args ...string) ([]byte, error) {
+	var b bytes.Buffer
+	b.Write(data[:c.subEnd])
+	for _, a := range args {
+		q, err := Quote(a)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", file, err)
 		}
-		b.WriteByte(s[i])
+		b.WriteString(" " + q)
 	}
-	return b.String()
-}
-
-// literalOr is literal's value, or def for a word with an expansion.
-func literalOr(w *syntax.Word, def string) string {
-	if v, ok := literal(w); ok {
-		return v
+	b.Write(data[c.argsEnd:])
+	out := b.Bytes()
+	got, err := Find(file, out, spec)
+	if err != nil {
+		return nil, fmt.Errorf("%s rewritten: %w", file, err)
 	}
-	return def
+	if got == nil || fmt.Sprint(got.Args) != fmt.Sprint(args) {
+		return nil, fmt.Errorf("%s rewritten does not run %s %s with %q", file, path.Base(unquotedTail(c.Script)), c.Sub, args)
+	}
+	return out, nil
 }
-
-// unquotedTail is the text of a command word with quote characters removed, enough to take
-// its base name: `"$ROOT/scripts/auto-rebase/rebase.sh"` ends in rebase.sh.
-func unquotedTail(s string) string {
-	return string(bytes.Map(func(r rune) rune {
-		if r == '"' || r == '\'' || r == '\\' {
-			return -1
-		}
-		return r
-	}, []byte(s)))
-}
-
-// dquoteSpecial are the characters a backslash escapes inside double quotes.
-const dquoteSpecial = "$`\"\\\n"
