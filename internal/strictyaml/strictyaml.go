@@ -6,17 +6,40 @@
 package strictyaml
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 )
 
+// UTF8 refuses data holding a byte that is not UTF-8, naming its line and value. YAML is
+// UTF-8 (every YAML library in both modules, and PyYAML behind MicroShift's scripts, fails on
+// anything else, most without a line), so a Latin-1 byte, even in a comment, is an error to
+// fix rather than text to guess an encoding for or to drop.
+func UTF8(data []byte) error {
+	if utf8.Valid(data) {
+		return nil
+	}
+	for i := 0; i < len(data); {
+		r, n := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && n == 1 {
+			return fmt.Errorf("line %d: byte 0x%02x is not UTF-8 (YAML is UTF-8): save the file as UTF-8", bytes.Count(data[:i], []byte("\n"))+1, data[i])
+		}
+		i += n
+	}
+	return nil
+}
+
 // Unmarshal decodes YAML (or JSON) data into v strictly. Every unknown or duplicate field is
 // reported, as `<path>: unknown field "<name>"`, joined into one error.
 func Unmarshal(data []byte, v any) error {
+	if err := UTF8(data); err != nil {
+		return err
+	}
 	j, err := yaml.YAMLToJSONStrict(data)
 	if err != nil {
 		return fmt.Errorf("error converting YAML to JSON: %w", err)

@@ -58,3 +58,18 @@ func TestUnmarshal(t *testing.T) {
 		})
 	}
 }
+
+// TestNotUTF8: a byte that is not UTF-8, a Latin-1 comment say, is named with its line (the
+// YAML libraries name no line for it).
+func TestNotUTF8(t *testing.T) {
+	data := []byte("commit: abc\n# r\xe9vis\xe9\n")
+	var d doc
+	for name, err := range map[string]error{"UTF8": UTF8(data), "Unmarshal": Unmarshal(data, &d)} {
+		if err == nil || !strings.Contains(err.Error(), "line 2: byte 0xe9 is not UTF-8") {
+			t.Errorf("%s: %v, want the line and the byte named", name, err)
+		}
+	}
+	if err := UTF8([]byte("caf\u00e9: \u2713\n")); err != nil {
+		t.Errorf("UTF-8 text refused: %v", err)
+	}
+}

@@ -21,10 +21,11 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"unicode/utf8"
 
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 	"sigs.k8s.io/yaml"
+
+	"github.com/lvms-rebase/lvms-rebase/internal/strictyaml"
 )
 
 // Dir holds the recipes and records, relative to the MicroShift root.
@@ -243,7 +244,9 @@ func NormalizeDir(d string) string {
 // YAML, or not shaped as presubmit.py and handle_assets.py read it, is an error naming the
 // file and the line.
 func (rf *recipeFile) entries() ([]*kyaml.RNode, error) {
-	if err := utf8Text(rf.data); err != nil {
+	// PyYAML, which presubmit.py and handle_assets.py read the recipes with, refuses a
+	// non-UTF-8 byte too, so a Latin-1 comment is named, not dropped or guessed at.
+	if err := strictyaml.UTF8(rf.data); err != nil {
 		return nil, fmt.Errorf("recipe %s: %w", rf.path, err)
 	}
 	n, err := kyaml.Parse(string(rf.data))
@@ -259,20 +262,6 @@ func (rf *recipeFile) entries() ([]*kyaml.RNode, error) {
 		return nil, fmt.Errorf("recipe %s: %w", rf.path, err)
 	}
 	return n.Field("assets").Value.Elements()
-}
-
-// utf8Text refuses bytes that are not UTF-8, naming the line: YAML is UTF-8, and PyYAML (which
-// presubmit.py and handle_assets.py read the recipes with) refuses anything else too, so a
-// Latin-1 byte, even in a comment, is an error rather than text to guess an encoding for.
-func utf8Text(data []byte) error {
-	for i := 0; i < len(data); {
-		r, n := utf8.DecodeRune(data[i:])
-		if r == utf8.RuneError && n == 1 {
-			return fmt.Errorf("line %d: byte 0x%02x is not UTF-8 (YAML files are UTF-8; PyYAML refuses it too): save the file as UTF-8", bytes.Count(data[:i], []byte("\n"))+1, data[i])
-		}
-		i += n
-	}
-	return nil
 }
 
 func set(names []string) map[string]bool {

@@ -428,3 +428,17 @@ func TestRecipeNotUTF8(t *testing.T) {
 		t.Errorf("Validate: %v", err)
 	}
 }
+
+// TestRecordsRefuseUnquotableRef: a bundle reference bash would not read back as itself in
+// double quotes is refused, for a new record as for an existing one, rather than written into
+// a script a maintainer runs.
+func TestRecordsRefuseUnquotableRef(t *testing.T) {
+	spec := RecordSpec{Name: "last_rebase_lvms.sh", Script: "./scripts/auto-rebase/rebase_lvms.sh", Known: []string{"last_rebase_lvms.sh"}}
+	for _, tree := range []map[string]string{nil, {RecordPath: "./scripts/auto-rebase/rebase_lvms.sh to \"a:v1\"\n"}} {
+		for _, ref := range []string{"a:v1$(reboot)", "a:`id`", "a:v1\" \"b"} {
+			if recs, err := Records(os.DirFS(writeTree(t, tree)), spec, ref); err == nil || !strings.Contains(err.Error(), RecordPath) {
+				t.Errorf("Records(%q) with record %v = %q, %v; want an error naming %s", ref, tree != nil, recs, err, RecordPath)
+			}
+		}
+	}
+}

@@ -25,9 +25,13 @@ type result struct {
 // bash reads later: builtins and a few programs a hand-edited record plausibly holds.
 var inert = []string{
 	":", "true", "false", "echo", "printf", "cat", "test", "[", "pwd", "cd", "pushd", "popd",
-	"dirs", "umask", "unset", "shift", "read", "wait", "sleep", "dirname", "basename", "realpath",
-	"readlink", "date", "uname", "type", "getopts", "ulimit", "times",
+	"dirs", "umask", "unset", "shift", "read", "wait", "dirname", "basename", "realpath",
+	"readlink", "date", "uname", "type", "getopts", "times",
 }
+
+// startup are the variables that make bash run or change code before or around a script's
+// own commands (a file it sources, options, a prompt expanded under -x).
+var startup = []string{"BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "PS4", "PROMPT_COMMAND"}
 
 // shells run a script file, a -c string or their standard input.
 var shells = []string{"bash", "sh"}
@@ -80,6 +84,10 @@ func (r *reader) node(n syntax.Node, where string, res *result) error {
 		return r.errorf(n, "coproc: a record runs no coprocesses; remove it")
 	case *syntax.Redirect:
 		return r.redirect(n)
+	case *syntax.Assign:
+		if n.Name != nil && (slices.Contains(startup, n.Name.Value) || strings.HasPrefix(n.Name.Value, "BASH_FUNC_")) {
+			return r.errorf(n, "sets %s, which makes bash run or change code around the script's own commands; remove it", n.Name.Value)
+		}
 	case *syntax.ParamExp:
 		res.ends = cmp(res.ends, r.param(n))
 	}
@@ -282,7 +290,7 @@ func (r *reader) what() string {
 // script a record runs (which would change what the invocation runs).
 func (r *reader) redirect(rd *syntax.Redirect) error {
 	switch rd.Op {
-	case syntax.RdrOut, syntax.AppOut, syntax.RdrInOut, syntax.ClbOut, syntax.RdrAll, syntax.AppAll, syntax.DplOut:
+	case syntax.RdrOut, syntax.AppOut, syntax.RdrInOut, syntax.RdrClob, syntax.RdrAll, syntax.AppAll, syntax.DplOut:
 	default:
 		return nil
 	}

@@ -106,6 +106,9 @@ func Find(file string, data []byte, specs ...Spec) (*Call, error) {
 // checkBytes refuses the bytes bash reads otherwise than the parser: a carriage return (CRLF
 // line ends) is part of a word to bash, so `to "x"\r` passes "x\r"; a NUL is not text.
 func checkBytes(file string, data []byte) error {
+	if bytes.HasPrefix(data, []byte("\uFEFF")) {
+		return &Error{File: file, Line: 1, Msg: "UTF-8 byte-order mark: bash reads it as part of the first word, so the record does not run as it reads; save the file without it"}
+	}
 	for _, c := range []struct {
 		b   byte
 		msg string

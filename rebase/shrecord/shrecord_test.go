@@ -71,6 +71,11 @@ var evaluated = []findCase{
 	{name: "Latin-1 in an echo", in: "echo caf\xe9\n" + real + "\n", want: []string{nightlyX86, nightlyArm}, wantLine: 2},
 	{name: "empty file"},
 	{name: "comments only", in: shebang + "# nothing yet\n"},
+	{name: "quoted and escaped sub-command", in: script + " 't'\\o a b\n", want: []string{"a", "b"}, wantLine: 1},
+	{name: "trailing comment and semicolon", in: real + "; # done\n", want: []string{nightlyX86, nightlyArm}, wantLine: 1},
+	{name: "env shebang and set -x", in: "#!/usr/bin/env bash\nset -x\n" + real + "\n", want: []string{nightlyX86, nightlyArm}, wantLine: 3},
+	{name: "UTF-8 comment", in: shebang + "# r\u00e9sum\u00e9 \u2713\n" + real + "\n", want: []string{nightlyX86, nightlyArm}, wantLine: 3},
+	{name: "bare script name", in: "rebase.sh to a b\n", want: []string{"a", "b"}, wantLine: 1},
 }
 
 // refused are the records that bash could run otherwise than a plain reading says: each is an
@@ -103,7 +108,7 @@ var refused = []findCase{
 	{name: "function keyword", in: "function f { " + ga + "; }\nf\n" + real + "\n", wantErr: []string{"line 1", "function"}},
 	{name: "a function shadowing echo", in: "echo() { exit 0; }\necho hi\n" + real + "\n", wantErr: []string{"line 1", "function"}},
 	{name: "alias", in: "shopt -s expand_aliases\nalias r=" + script + "\nr to a b\n", wantErr: []string{"line 1", "expand_aliases"}},
-	{name: "alias without shopt", in: "alias echo=" + script + "\n" + real + "\n", wantErr: []string{"line 1", "`alias`"}},
+	{name: "alias without shopt", in: "alias echo=" + script + "\n" + real + "\n", wantErr: []string{"line 1", "`alias`: a record defines no aliases"}},
 	{name: "in a condition", in: "[ -x " + script + " ] && " + real + "\n", wantErr: []string{"line 1", "not a plain top-level command", "&& or || list"}},
 	{name: "false && it", in: "false && " + real + "\n", wantErr: []string{"line 1", "not a plain top-level command"}},
 	{name: "in an if", in: "if true; then\n  " + real + "\nfi\n", wantErr: []string{"line 2", "not a plain top-level command", "if"}},
@@ -127,6 +132,7 @@ var refused = []findCase{
 	{name: "set -e and a failing assignment", in: "set -e\nX=$(false)\n" + real + "\n", wantErr: []string{"line 3", "may never run", "line 2"}},
 	{name: "set -u and a variable before it", in: "set -u\necho \"$UNSET\"\n" + real + "\n", wantErr: []string{"line 3", "may never run", "line 2", "set -u"}},
 	{name: "error-if-unset expansion before it", in: "echo \"${X:?not set}\"\n" + real + "\n", wantErr: []string{"line 2", "may never run", "line 1"}},
+	{name: "eval of an exit before it", in: "eval '[ -f stop ] && exit 0'\n" + real + "\n", wantErr: []string{"line 2", "may never run", "line 1 first (eval runs an exit)"}},
 	{name: "set -n before it", in: "set -n\n" + real + "\n", wantErr: []string{"line 2", "may never run", "line 1"}},
 	{name: "an ERR trap that exits", in: "trap 'exit 1' ERR\n" + real + "\n", wantErr: []string{"line 2", "may never run", "line 1"}},
 	{name: "variable argument", in: script + " to \"$X86\" " + nightlyArm + "\n", wantErr: []string{"line 1", "argument 1 (\"$X86\") is not a literal word"}},
@@ -145,6 +151,11 @@ var refused = []findCase{
 	{name: "bash -n does not run it", in: "bash -n " + real + "\n", wantErr: []string{"line 1", "option -n"}},
 	{name: "exec -a", in: "exec -a x " + real + "\n", wantErr: []string{"line 1", "`exec -a`"}},
 	{name: "CRLF line ends", in: "#!/bin/bash -x\r\n" + real + "\r\n", wantErr: []string{"line 1", "carriage return"}},
+	{name: "byte-order mark", in: "\uFEFF" + shebang + real + "\n", wantErr: []string{"line 1", "byte-order mark"}},
+	{name: "BASH_ENV for the invocation", in: "BASH_ENV=./x.sh " + real + "\n", wantErr: []string{"line 1", "sets BASH_ENV"}},
+	{name: "exported PS4", in: "export PS4='$(exit 1)'\n" + real + "\n", wantErr: []string{"line 1", "sets PS4"}},
+	{name: "sleep forever before it", in: "sleep infinity\n" + real + "\n", wantErr: []string{"line 1", "`sleep`"}},
+	{name: "hash remaps the script", in: "hash -p /bin/true rebase.sh\nrebase.sh to a b\n", wantErr: []string{"line 1", "`hash` runs rebase.sh"}},
 	{name: "NUL byte", in: shebang + "\x00\n" + real + "\n", wantErr: []string{"line 2", "NUL"}},
 	{name: "Latin-1 in the pull spec", in: script + " to caf\xe9:1 b\n", wantErr: []string{"line 1", "0xe9", "UTF-8"}},
 	{name: "control character in an argument", in: script + " to \"a\tb\" c\n", wantErr: []string{"line 1", "argument 1", "control character"}},
@@ -205,5 +216,33 @@ func TestFindKeepsScriptAsWritten(t *testing.T) {
 		if err != nil || got == nil || got.Script != want {
 			t.Errorf("Find(%q) = %+v, %v; want script %s", in, got, err, want)
 		}
+	}
+}
+
+// TestRewrite: a record is rewritten at its arguments only, every other byte kept; an
+// argument bash would read otherwise is refused, and so is a rewrite that does not read back
+// as the arguments given.
+func TestRewrite(t *testing.T) {
+	const file = "last_rebase_lvms.sh"
+	lvms := Spec{Scripts: []string{"rebase_lvms.sh"}, Sub: "to"}
+	in := "#!/bin/bash -x\n# caf\xe9\n./scripts/auto-rebase/rebase_lvms.sh \\\n  to 'a:v1' 2>/dev/null # trailing\n"
+	call, err := Find(file, []byte(in), lvms)
+	if err != nil || call == nil {
+		t.Fatal(call, err)
+	}
+	got, err := call.Rewrite(file, []byte(in), lvms, "registry.redhat.io/lvms4/lvms-operator-bundle:v4.18.4")
+	want := "#!/bin/bash -x\n# caf\xe9\n./scripts/auto-rebase/rebase_lvms.sh \\\n  to \"registry.redhat.io/lvms4/lvms-operator-bundle:v4.18.4\" 2>/dev/null # trailing\n"
+	if err != nil || string(got) != want {
+		t.Fatalf("Rewrite = %q, %v; want %q", got, err, want)
+	}
+	for _, bad := range []string{"a:$(reboot)", "a b", "", "a\"b"} {
+		if _, err := call.Rewrite(file, []byte(in), lvms, bad); err == nil || !strings.Contains(err.Error(), file) {
+			t.Errorf("Rewrite(%q): %v, want an error naming the file", bad, err)
+		}
+	}
+	off := *call
+	off.subEnd -= 3 // a splice in the wrong place must not be written
+	if out, err := off.Rewrite(file, []byte(in), lvms, "a:v2"); err == nil {
+		t.Errorf("a misplaced rewrite was accepted: %q", out)
 	}
 }

@@ -53,12 +53,12 @@ func expanded(w *syntax.Word) string {
 			return "tilde expansion"
 		}
 		for j := 0; j < len(l.Value); j++ {
-			switch c := l.Value[j]; {
-			case c == '\\':
+			switch c := l.Value[j]; c {
+			case '\\':
 				j++
-			case c == '*' || c == '?' || c == '[':
+			case '*', '?', '[':
 				return "pathname expansion (" + string(c) + ")"
-			case c == '{' || c == '}':
+			case '{', '}':
 				return "brace expansion"
 			}
 		}

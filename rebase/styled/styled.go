@@ -17,6 +17,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/lvms-rebase/lvms-rebase/internal/strictyaml"
 	"github.com/lvms-rebase/lvms-rebase/rebase/era"
 	"github.com/lvms-rebase/lvms-rebase/rebase/keepstyle"
 	"github.com/lvms-rebase/lvms-rebase/rebase/render"
@@ -88,7 +89,9 @@ func Render(root string, e era.Era, kustomize fs.FS, lvms *Part, snap *snapshot.
 	return t, nil
 }
 
-// keep is f in the style of the checkout's file at its path, else of base.
+// keep is f in the style of the checkout's file at its path, else of base. A file that is not
+// UTF-8 is refused: keepstyle cannot parse it, and would return f as rendered, dropping the
+// person's comment without a word.
 func keep(root string, f render.File, base []byte) ([]byte, error) {
 	cur, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(f.Path)))
 	switch {
@@ -96,6 +99,9 @@ func keep(root string, f render.File, base []byte) ([]byte, error) {
 		cur = base
 	case err != nil:
 		return nil, fmt.Errorf("reading %s: %w", f.Path, err)
+	}
+	if err := strictyaml.UTF8(cur); err != nil {
+		return nil, fmt.Errorf("%s: %w", f.Path, err)
 	}
 	return keepstyle.Apply(cur, f.Data), nil
 }

@@ -585,3 +585,24 @@ func wantErr(t *testing.T, call string, noResult bool, err error, want string) {
 		t.Errorf("%s returned a result with its error", call)
 	}
 }
+
+// TestCheckoutFileNotUTF8: a checkout file with a byte that is not UTF-8 (a Latin-1 comment)
+// does not parse as YAML, so it cannot be styled (and MicroShift cannot decode it either):
+// the call fails naming the file, the line and the byte, rather than writing the rendered
+// file over it with the comment silently gone.
+func TestCheckoutFileNotUTF8(t *testing.T) {
+	t.Parallel()
+	b := fixture(t)
+	for _, p := range []string{lvmsDir + "lvms-operator_v1_serviceaccount.yaml", snapDir + "serviceaccount.yaml"} {
+		t.Run(p, func(t *testing.T) {
+			data := append([]byte("# r\xe9vis\xe9 \xe0 la main\n"), b.styled.Files[p]...)
+			root := checkout(t, map[string][]byte{p: data})
+			part, err := LVMS(root, b.in.era, lvmsrebase.Kustomize, b.in.lvms)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tree, err := Render(root, b.in.era, lvmsrebase.Kustomize, part, b.in.snap, b.in.assets)
+			wantErr(t, "Render", tree == nil, err, p+": line 1: byte 0xe9 is not UTF-8")
+		})
+	}
+}
