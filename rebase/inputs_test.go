@@ -35,7 +35,7 @@ func TestParseLastRebase(t *testing.T) {
 		{"single quotes, bare words", "#!/bin/bash\nscripts/auto-rebase/rebase.sh to '" + x86 + "' " + arm + "\n", ""},
 		{"one arch only", "./scripts/auto-rebase/rebase.sh to \"" + x86 + "\"\n", "expected an x86_64 and an aarch64 release pull spec, got 1"},
 		{"no rebase line", "#!/bin/bash -x\necho hello\n", "no `rebase.sh to"},
-		{"lvms rebase is not it", "./scripts/auto-rebase/rebase_lvms.sh to \"registry.redhat.io/lvms4/lvms-operator-bundle:v4.18.4\"\n", "no `rebase.sh to"},
+		{"lvms rebase is not it", "./scripts/auto-rebase/rebase_lvms.sh to \"registry.redhat.io/lvms4/lvms-operator-bundle:v4.18.4\"\n", "line 1: `./scripts/auto-rebase/rebase_lvms.sh` is not a command a record runs"},
 		// The classes a pattern reading got wrong: text that bash does not run comes first,
 		// the executed invocation after it; a continued line; two invocations.
 		{"commented-out GA pair above", "#!/bin/bash -x\n# ./scripts/auto-rebase/rebase.sh to " + ga + "\n" + real, ""},

@@ -12,8 +12,9 @@ import (
 // as it is (tracing, errexit and the like); -c and -s choose where the commands come from.
 const shellFlags = "xveuETBCafhkpPHb"
 
-// shellLong are the long options of bash that leave what a script file runs as it is.
-var shellLong = []string{"--norc", "--noprofile", "--posix"}
+// shellLong are the long options of bash (after their "--") that leave what a script file
+// runs as it is.
+var shellLong = []string{"norc", "noprofile", "posix"}
 
 // shell reads `bash [options] script args`, `bash -c code` or `bash` reading its standard
 // input; it returns the words of the script it runs when that is a record's script.
@@ -30,7 +31,7 @@ func (r *reader) shell(name string, words []*syntax.Word) ([]*syntax.Word, error
 			i++
 			continue
 		case strings.HasPrefix(opt, "--"):
-			if !slices.Contains(shellLong, opt) {
+			if !slices.Contains(shellLong, opt[2:]) {
 				return nil, r.errorf(words[i], "`%s` option %s: not read (it may change what bash runs)", name, opt)
 			}
 			continue
