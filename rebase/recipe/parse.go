@@ -6,12 +6,23 @@ import (
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
+// maxItems bounds the list items validate visits with aliases expanded (as PyYAML expands
+// them): MicroShift's recipes list a few hundred files, and anchors that each list the one
+// before ten times (an alias bomb) would make billions.
+const maxItems = 100_000
+
 // validate checks a parsed recipe the way presubmit.py and handle_assets.py read it: a
 // mapping with an `assets` list whose items are mappings with a scalar `dir` (and optional
 // `files` and `dirs` lists) or a scalar `file`, each `files` item a mapping with a scalar
 // `file`. A key given twice in one mapping is refused too: PyYAML keeps the last, this package
 // would edit the first. Errors name the line.
 func validate(doc *kyaml.Node) error {
+	budget := maxItems
+	return shape(doc, &budget)
+}
+
+// shape is validate with a budget of list items left to visit.
+func shape(doc *kyaml.Node, budget *int) error {
 	if doc.Kind != kyaml.MappingNode {
 		return fmt.Errorf("line %d: expected a mapping with an `assets:` list, found %s", doc.Line, kindName(doc))
 	}
@@ -22,13 +33,16 @@ func validate(doc *kyaml.Node) error {
 	if assets == nil || assets.Kind != kyaml.SequenceNode {
 		return fmt.Errorf("line %d: expected an `assets:` list of directory entries", doc.Line)
 	}
-	return items(assets, "assets", "dir")
+	return items(assets, "assets", "dir", budget)
 }
 
 // items checks the entries of an `assets`, `dirs` or `files` list; key is the field each
 // entry must have (an `assets` entry may have `file` instead of `dir`).
-func items(list *kyaml.Node, field, key string) error {
+func items(list *kyaml.Node, field, key string, budget *int) error {
 	for _, it := range list.Content {
+		if *budget--; *budget < 0 {
+			return fmt.Errorf("line %d: %s: more than %d entries with aliases expanded (anchors listing anchors); write the entries out", it.Line, field, maxItems)
+		}
 		it = deref(it)
 		if it.Kind != kyaml.MappingNode {
 			return fmt.Errorf("line %d: %s: expected an entry (a mapping with %s:), found %s", it.Line, field, key, kindName(it))
@@ -36,7 +50,7 @@ func items(list *kyaml.Node, field, key string) error {
 		if err := uniqueKeys(it); err != nil {
 			return err
 		}
-		if err := entry(it, field, key); err != nil {
+		if err := entry(it, field, key, budget); err != nil {
 			return err
 		}
 	}
@@ -44,7 +58,7 @@ func items(list *kyaml.Node, field, key string) error {
 }
 
 // entry checks one list item: its name field and, for a directory, its nested lists.
-func entry(it *kyaml.Node, field, key string) error {
+func entry(it *kyaml.Node, field, key string, budget *int) error {
 	name, want := value(it, key), key+":"
 	if name == nil && field == "assets" {
 		key, name, want = "file", value(it, "file"), "dir: or file:"
@@ -63,7 +77,7 @@ func entry(it *kyaml.Node, field, key string) error {
 		if n.Kind != kyaml.SequenceNode {
 			return fmt.Errorf("line %d: %s (dir %s): expected a list, found %s", n.Line, sub.field, name.Value, kindName(n))
 		}
-		if err := items(n, sub.field, sub.key); err != nil {
+		if err := items(n, sub.field, sub.key, budget); err != nil {
 			return err
 		}
 	}

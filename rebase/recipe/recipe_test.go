@@ -1,6 +1,7 @@
 package recipe
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -440,5 +441,23 @@ func TestRecordsRefuseUnquotableRef(t *testing.T) {
 				t.Errorf("Records(%q) with record %v = %q, %v; want an error naming %s", ref, tree != nil, recs, err, RecordPath)
 			}
 		}
+	}
+}
+
+// TestRecipeAliasBomb: a recipe whose anchors list the one before ten times over nine levels
+// (a billion entries once aliases are expanded, as PyYAML and the shape check expand them)
+// is refused naming the recipe, instead of being walked entry by entry without end.
+func TestRecipeAliasBomb(t *testing.T) {
+	const lvmsPath = "scripts/auto-rebase/assets_lvms.yaml"
+	var b strings.Builder
+	b.WriteString("l0: &l0 {dir: components/x, files: [{file: a.yaml}]}\n")
+	for i := 1; i <= 9; i++ {
+		fmt.Fprintf(&b, "l%d: &l%d {dir: components/x, dirs: [%s]}\n", i, i, strings.TrimSuffix(strings.Repeat(fmt.Sprintf("*l%d, ", i-1), 10), ", "))
+	}
+	b.WriteString("assets: [*l9]\n")
+	root := writeTree(t, map[string]string{lvmsPath: b.String()})
+	err := Validate(root, RecipeFiles, Components)
+	if err == nil || !strings.Contains(err.Error(), lvmsPath) || !strings.Contains(err.Error(), "more than") {
+		t.Fatalf("Validate: %v, want the recipe named and its size refused", err)
 	}
 }
