@@ -24,7 +24,7 @@ func TestFetchPhasesReuseResolution(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			choice, err := ChooseLVMS(ctx, s, src, ocp, "")
+			choice, err := s.ChooseLVMS(ctx, ocp, "")
 			if err != nil {
 				t.Fatal(err)
 			}

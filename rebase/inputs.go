@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/lvms-rebase/lvms-rebase/rebase/era"
 	"github.com/lvms-rebase/lvms-rebase/rebase/lock"
@@ -129,82 +128,6 @@ func choosePayloads(o *Options) (rule, from string, err error) {
 	return PayloadTree, recorded.LastRebaseFile, nil
 }
 
-// ChooseLVMS picks the LVMS bundle minor for ocp: forced (--lvms) wins; a pinned bundle
-// without --lvms is taken for its CSV's minor (Minor ""); otherwise the era policy applied
-// to the minors published in the bundle repository.
-func ChooseLVMS(ctx context.Context, src *source.Source, o source.Options, ocp, forced string) (era.Choice, error) {
-	if forced != "" {
-		return forcedLVMS(forced)
-	}
-	if o.BundleRef != "" {
-		return bundleChoice(""), nil
-	}
-	if p, err := era.PolicyFor(ocp); err == nil && p.Pin != "" {
-		return era.Choose(ocp, nil)
-	}
-	published, err := src.BundleMinors(ctx)
-	if err != nil {
-		return era.Choice{}, err
-	}
-	return era.Choose(ocp, published)
-}
-
-// forcedLVMS is the choice --lvms makes, or a usage error when it names no minor.
-func forcedLVMS(forced string) (era.Choice, error) {
-	m, err := era.MinorOf(forced)
-	if err != nil || m != strings.TrimSpace(forced) {
-		return era.Choice{}, option.Errorf(option.LVMS, "%q: expected X.Y (e.g. 4.21)", forced)
-	}
-	return forcedChoice(m), nil
-}
-
-// forcedChoice and bundleChoice are the LVMS choices Options.LVMS and a pinned bundle
-// (source.Options.BundleRef) make.
-func forcedChoice(m string) era.Choice {
-	return era.Choice{Minor: m, Rule: "flag", Reason: "forced: LVMS " + m + " was asked for"}
-}
-
-func bundleChoice(m string) era.Choice {
-	return era.Choice{Minor: m, Rule: "bundle", Reason: "the minor of the pinned bundle"}
-}
-
-// legacyReason is how locks written before November 2026 worded a forced or pinned choice:
-// with the option as the front end spells it (the CLI's flag), which --check still accepts.
-func legacyReason(rule, minor string) string {
-	if rule == "flag" {
-		return "forced with " + option.LVMS.String() + " " + minor
-	}
-	return "the minor of the bundle pinned with " + option.LVMSBundle.String()
-}
-
-// lockedChoice is the choice the lock's recorded LVMS rule gives for the bundle it pins (of
-// minor, its CSV's), for --check to compare with what the lock records: an edited minor,
-// rule or reason differs from it. The era policy is applied as if that minor were the only
-// one published, which gives a policy choice back exactly (exact, newest-below and pinned
-// depend only on the OpenShift minor and the minor chosen); a minor the policy would never
-// pick gives the policy's refusal as the reason.
-func lockedChoice(ocp string, recorded *lock.LVMS, minor string) era.Choice {
-	var c era.Choice
-	switch recorded.Rule {
-	case "flag":
-		c = forcedChoice(minor)
-	case "bundle":
-		c = bundleChoice(minor)
-	}
-	if c.Rule != "" {
-		if recorded.Reason == legacyReason(c.Rule, minor) {
-			c.Reason = recorded.Reason
-		}
-		return c
-	}
-	c, err := era.Choose(ocp, []string{minor})
-	if err != nil {
-		return era.Choice{Minor: minor, Rule: "none", Reason: err.Error()}
-	}
-	c.Warning = ""
-	return c
-}
-
 // resolve chooses the LVMS minor, resolves the bundle and payloads, and combines the era of
 // the OpenShift minor with the era of the LVMS minor actually resolved. It starts the lanes
 // (lanes.go) and records their first steps: the bundle's error first, then the payloads',
@@ -212,12 +135,6 @@ func lockedChoice(ocp string, recorded *lock.LVMS, minor string) era.Choice {
 func (r *runner) resolve(ctx context.Context) error {
 	res := r.result
 	r.fetching = "the newest inputs for OpenShift " + r.opts.OCP
-	if r.opts.LVMS != "" {
-		// A forced minor that is no minor is the caller's mistake: no request is made for it.
-		if _, err := forcedLVMS(r.opts.LVMS); err != nil {
-			return err
-		}
-	}
 	r.lanes = r.startLanes(ctx)
 	b, err := r.lanes.resolved.Wait()
 	if err != nil {

@@ -113,7 +113,7 @@ func (r *runner) bundleLane(ctx context.Context, l *lanes) {
 	var err error
 	defer func() { future.StopAfter(err, l.resolved, l.era, l.tr, l.lvms) }()
 	var b bundleResolved
-	if b.choice, err = ChooseLVMS(ctx, r.src, r.opts.Source, r.opts.OCP, r.opts.LVMS); err != nil {
+	if b.choice, err = r.src.ChooseLVMS(ctx, r.opts.OCP, r.opts.LVMS); err != nil {
 		l.resolved.Fail(err)
 		return
 	}
@@ -151,7 +151,7 @@ func (r *runner) chooseEra(b bundleResolved) (eraChosen, error) {
 	}
 	if old := r.result.old; r.opts.Mode == ModeCheck && old != nil && old.LVMS != nil {
 		// --check pins the bundle, not the minor: the recorded rule is applied again to it.
-		c = lockedChoice(r.opts.OCP, old.LVMS, c.Minor)
+		c = era.Locked(r.opts.OCP, old.LVMS.Rule, old.LVMS.Reason, c.Minor)
 	}
 	e, err := era.Combine(r.opts.OCP, c.Minor)
 	return eraChosen{choice: c, era: e}, err

@@ -839,7 +839,7 @@ func pinFromLock(o *Options, l *lock.Lock) error {
 		return fmt.Errorf("%s: lock file %s: bundle ref and digest are required", option.Check, lock.Path)
 	}
 	// The bundle is pinned, not its minor: the minor is the CSV's, and the lock's LVMS rule
-	// is applied to it again (lockedChoice), so an edited minor is drift, not a failed fetch.
+	// is applied to it again (era.Locked), so an edited minor is drift, not a failed fetch.
 	o.Source.BundleRef = l.Bundle.Ref + "@" + l.Bundle.Digest
 	o.Source.ReleaseRefs = map[string]string{}
 	var arches []string

@@ -39,7 +39,7 @@ func Resolve(ctx context.Context, o ResolveOptions) (*source.Resolution, error) 
 	if err != nil {
 		return nil, usageOf{err}
 	}
-	choice, err := ChooseLVMS(ctx, src, o.Source, o.OCP, o.LVMS)
+	choice, err := src.ChooseLVMS(ctx, o.OCP, o.LVMS)
 	if err != nil {
 		return nil, err
 	}

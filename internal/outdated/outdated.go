@@ -16,7 +16,6 @@ import (
 
 	"github.com/lvms-rebase/lvms-rebase/internal/gittree"
 	"github.com/lvms-rebase/lvms-rebase/internal/output"
-	"github.com/lvms-rebase/lvms-rebase/rebase"
 	"github.com/lvms-rebase/lvms-rebase/rebase/recorded"
 	"github.com/lvms-rebase/lvms-rebase/rebase/source"
 )
@@ -188,7 +187,7 @@ func checkBranch(ctx context.Context, src *source.Source, o Options, branch stri
 // that minor's newest bundle tag, and the payload by the run's rule (last_rebase.sh when
 // the tree has it, else the newest GA z common to every arch).
 func newest(ctx context.Context, src *source.Source, o source.Options, rec *recorded.Recorded, st *Status) error {
-	choice, err := rebase.ChooseLVMS(ctx, src, source.Options{}, rec.OCP, "")
+	choice, err := src.PolicyLVMS(ctx, rec.OCP)
 	if err != nil {
 		return err
 	}
@@ -197,11 +196,11 @@ func newest(ctx context.Context, src *source.Source, o source.Options, rec *reco
 		return err
 	}
 	if rec.LastRebase != nil {
-		st.PayloadRule = rebase.PayloadTree
+		st.PayloadRule = recorded.PayloadTree
 		st.Payload.Newest, err = treePayload(ctx, o, rec)
 		return err
 	}
-	st.PayloadRule = rebase.PayloadNewest
+	st.PayloadRule = recorded.PayloadNewest
 	st.Payload.Newest, _, err = src.NewestPayload(ctx, rec.OCP)
 	return err
 }
