@@ -109,4 +109,3 @@ func TestChooseOCP(t *testing.T) {
 		})
 	}
 }
-
