@@ -13,7 +13,7 @@
 #   hack/verify-golangci-lint.sh               lint every module
 #   hack/verify-golangci-lint.sh --fix         also apply the fixes linters suggest
 #
-# A second funlen pass holds the rebase runner's phase methods (package rebase) and the
+# A second funlen pass holds the rebase run's step methods (package rebase) and the
 # applier's preparation steps (package applier) to the preferred 60 lines: each is one unit a
 # reader takes in at once. funlen cannot be scoped to named functions, so that pass runs on the
 # two packages with .golangci-phases.yml and the lists below pick the findings that count;
@@ -48,13 +48,14 @@ trap 'rm -rf "$consumer"' EXIT
 GO="$GO" hack/consumer-copy.sh "$consumer"
 (cd "$consumer" && GOFLAGS=-mod=readonly "$lint" run --config "${root}/.golangci.yml" ./...) || status=1
 
-# The runner's phase methods in package rebase, the preparation steps in package applier.
-phases='resolve fetchBundle fetchPayloads snapshotAssets translate images render write'
+# The run's step methods in package rebase (the functions of its graph's steps), the
+# preparation steps in package applier.
+phases='resolve fetchPayloads translate renderLVMS snapshotAssets render images records review write'
 steps='readAssets identifyEra gates lvmd resolveImages renderAssets schedule prepareLvmd useLvmd'
-held="^func (\(\w+ \*runner\) ($(tr ' ' '|' <<<"$phases"))|\(\w+ \*preparation\) ($(tr ' ' '|' <<<"$steps"))|prepare)\("
+held="^func (\(\w+ \*run\) ($(tr ' ' '|' <<<"$phases"))|\(\w+ \*preparation\) ($(tr ' ' '|' <<<"$steps"))|prepare)\("
 for name in $phases; do
-	grep -qE "^func \(\w+ \*runner\) ${name}\(" rebase/*.go ||
-		{ echo "rebase: phase method (*runner).${name} not found; update hack/verify-golangci-lint.sh" >&2; status=1; }
+	grep -qE "^func \(\w+ \*run\) ${name}\(" rebase/*.go ||
+		{ echo "rebase: step method (*run).${name} not found; update hack/verify-golangci-lint.sh" >&2; status=1; }
 done
 for name in $steps prepare; do
 	grep -qE "^func (\(\w+ \*preparation\) )?${name}\(" applier/*.go ||

@@ -1,13 +1,14 @@
 package rebase
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 
+	"github.com/lvms-rebase/lvms-rebase/internal/arch"
 	"github.com/lvms-rebase/lvms-rebase/rebase/era"
 	"github.com/lvms-rebase/lvms-rebase/rebase/lock"
 	"github.com/lvms-rebase/lvms-rebase/rebase/option"
@@ -128,55 +129,49 @@ func choosePayloads(o *Options) (rule, from string, err error) {
 	return PayloadTree, recorded.LastRebaseFile, nil
 }
 
-// resolve chooses the LVMS minor, resolves the bundle and payloads, and combines the era of
-// the OpenShift minor with the era of the LVMS minor actually resolved. It starts the lanes
-// (lanes.go) and records their first steps: the bundle's error first, then the payloads',
-// then the era's, whatever finished first.
-func (r *runner) resolve(ctx context.Context) error {
-	res := r.result
-	r.fetching = "the newest inputs for OpenShift " + r.opts.OCP
-	r.lanes = r.startLanes(ctx)
-	b, err := r.lanes.resolved.Wait()
+// readLock reads the tree's lock file; a tree without one has none (nil).
+func readLock(root string) (*lock.Lock, error) {
+	p := filepath.Join(root, filepath.FromSlash(lock.Path))
+	if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	l, err := lock.Read(p)
 	if err != nil {
-		return r.pinsDisagree(err)
+		return nil, err
 	}
-	p, err := r.lanes.payloadsResolved.Wait()
-	if err != nil {
-		return r.pinsDisagree(err)
-	}
-	res.Resolution = b.res.Join(p)
-	e, err := r.lanes.era.Wait()
-	if err != nil {
-		return err
-	}
-	choice := e.choice
-	if choice.Warning != "" {
-		r.warn(choice.Warning)
-	}
-	// The source logged its warnings as it found them; they are recorded here.
-	res.Warnings = append(res.Warnings, res.Resolution.Warnings...)
-	res.Resolution.LVMS = &choice
-	if res.PayloadRule != "" {
-		res.Resolution.PayloadRule = res.PayloadRule
-	}
-	res.PayloadRule = res.Resolution.PayloadRule
-	res.LVMS = &choice
-	r.era = e.era
-	res.Era, res.OCPEra = r.era.Name, r.era.OCPEra
-	return nil
+	return l, nil
 }
 
-// pinsDisagree turns a resolution error of --check whose cause is the lock itself into
-// drift, the lock differing from what its inputs give: a pinned payload that is not the
-// version its tag or the lock's OpenShift minor says (source.MismatchError), or a pinned
-// digest the registry does not have (source.UnknownDigestError).
-func (r *runner) pinsDisagree(err error) error {
-	var mm *source.MismatchError
-	var ud *source.UnknownDigestError
-	if err == nil || r.opts.Mode != ModeCheck || (!errors.As(err, &mm) && !errors.As(err, &ud)) {
-		return err
+// pinFromLock makes a run reproduce the lock's inputs: the bundle and payloads by digest
+// (keeping their tags, which carry versions) and the snapshot-assets source.
+func pinFromLock(o *Options, l *lock.Lock) error {
+	if o.OCP == "" {
+		o.OCP = l.OCP
 	}
-	r.result.Drift = true
-	r.result.LockDrift = append(r.result.LockDrift, err.Error())
-	return fmt.Errorf("%w: lock file %s: %v", ErrDrift, lock.Path, err)
+	if o.OCP != l.OCP {
+		return fmt.Errorf("%s: %s %s differs from the lock file's ocp %s", option.Check, option.OCP, o.OCP, l.OCP)
+	}
+	if l.Bundle.Ref == "" || l.Bundle.Digest == "" {
+		return fmt.Errorf("%s: lock file %s: bundle ref and digest are required", option.Check, lock.Path)
+	}
+	// The bundle is pinned, not its minor: the minor is the CSV's, and the lock's LVMS rule
+	// is applied to it again (era.Locked), so an edited minor is drift, not a failed fetch.
+	o.Source.BundleRef = l.Bundle.Ref + "@" + l.Bundle.Digest
+	o.Source.ReleaseRefs = map[string]string{}
+	var arches []string
+	for _, p := range l.Payloads {
+		if p.Ref == "" || p.Digest == "" {
+			return fmt.Errorf("%s: lock file %s: payload %s: ref and digest are required", option.Check, lock.Path, p.Arch)
+		}
+		o.Source.ReleaseRefs[p.Arch] = p.Ref + "@" + p.Digest
+		arches = append(arches, p.Arch)
+	}
+	// The lock lists payloads sorted by name; a run resolves (and reports) them in MicroShift's
+	// order, as a run without --check does.
+	slices.SortStableFunc(arches, arch.Compare)
+	o.Source.Arches = arches
+	if l.SnapshotAssets.Source != "" && o.SnapshotAssets == "" {
+		o.SnapshotAssets = l.SnapshotAssets.Source
+	}
+	return nil
 }

@@ -18,9 +18,9 @@ import (
 // or write: the tree's shape (each arch's release JSON present and parseable), a git
 // repository with an identity for --commit, a writable --pr-body. Without it these failed
 // after the tree had been rewritten.
-func (r *runner) preflight() error {
+func (r *run) preflight() error {
 	r.releaseData = map[string][]byte{}
-	for _, a := range r.src.Arches() {
+	for _, a := range r.arches {
 		rel := releasefile.RepoPath(a)
 		data, err := os.ReadFile(filepath.Join(r.opts.MicroShiftDir, filepath.FromSlash(rel)))
 		if err != nil {

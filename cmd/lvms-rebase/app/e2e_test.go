@@ -165,7 +165,7 @@ func TestEndToEnd(t *testing.T) {
 				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 			}
 			presubmit(t, dir)
-			for _, phase := range []string{"resolve", "fetch-bundle", "fetch-payloads", "snapshot-assets", "translate", "images", "render", "write"} {
+			for _, phase := range []string{"resolve", "fetch-payloads", "translate", "render-lvms", "snapshot-assets", "render", "images", "records", "review", "write"} {
 				if !strings.Contains(errOut, "phase "+phase+" done") {
 					t.Errorf("stderr lacks the %s phase line:\n%s", phase, errOut)
 				}

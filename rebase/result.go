@@ -1,0 +1,162 @@
+package rebase
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"time"
+
+	"github.com/lvms-rebase/lvms-rebase/rebase/bundle"
+	"github.com/lvms-rebase/lvms-rebase/rebase/era"
+	"github.com/lvms-rebase/lvms-rebase/rebase/lock"
+	"github.com/lvms-rebase/lvms-rebase/rebase/recipe"
+	"github.com/lvms-rebase/lvms-rebase/rebase/render"
+	"github.com/lvms-rebase/lvms-rebase/rebase/review"
+	"github.com/lvms-rebase/lvms-rebase/rebase/source"
+	"github.com/lvms-rebase/lvms-rebase/rebase/tree"
+	"github.com/lvms-rebase/lvms-rebase/release"
+)
+
+// The library's face: what a caller gives Run and what it gets back (also the -o json
+// document, docs/output.md).
+
+// Mode says what Run does with the rendered files.
+type Mode string
+
+const (
+	// ModeWrite writes the files into the checkout (the default).
+	ModeWrite Mode = "write"
+	// ModeDryRun only plans: references, digests, files to add/change/remove.
+	ModeDryRun Mode = "dry-run"
+	// ModeDiff plans and produces a unified diff against the checkout.
+	ModeDiff Mode = "diff"
+	// ModeCheck re-renders from the lock file's inputs and reports drift.
+	ModeCheck Mode = "check"
+)
+
+// ErrDrift is returned (wrapped) by ModeCheck when the tree differs from what the lock renders.
+var ErrDrift = errors.New("the MicroShift tree differs from what the lock file's inputs render")
+
+// Options configure one run.
+type Options struct {
+	// OCP is the OpenShift minor "X.Y". Empty: the minor of the tree's release.base (with
+	// ModeCheck, the lock file's). A given OCP that differs from the tree's is ErrUsage
+	// unless AllowBaseMismatch.
+	OCP               string
+	AllowBaseMismatch bool
+	// LVMS forces the LVMS bundle minor "X.Y"; empty applies the era policy (era.Choose).
+	LVMS string
+	// Payload is the payload rule: "" (tree when the tree has last_rebase.sh, else newest),
+	// PayloadTree or PayloadNewest. Pins in Source.ReleaseRefs win over both.
+	Payload string
+	// MicroShiftDir is the root of the MicroShift checkout (default ".").
+	MicroShiftDir string
+	// Source configures registries, auth, mirrors, cache and pins.
+	Source source.Options
+	// SnapshotAssets is a per-file URL template with {commit} and {path}, an archive URL
+	// template with {commit}, a directory or a tarball (default snapshot.DefaultSource).
+	SnapshotAssets string
+	// Mode selects write, dry-run, diff or check (default write).
+	Mode Mode
+	// Commit makes git commits in the checkout per phase (lock, images, manifests).
+	Commit bool
+	// PRBody, when set, is a file to write a markdown pull-request body to.
+	PRBody string
+	// Kustomize is the tree with base/ and overlays/ (normally lvmsrebase.Kustomize).
+	Kustomize fs.FS
+	// ToolVersion is recorded in the lock file.
+	ToolVersion string
+	// Logger receives one line per phase; nil discards.
+	Logger *slog.Logger
+}
+
+// Result is what a run did or would do; it is also the `-o json` document.
+type Result struct {
+	OCP            string                       `json:"ocp"`
+	Era            string                       `json:"era"`
+	OCPEra         string                       `json:"ocpEra"`
+	LVMS           *era.Choice                  `json:"lvms,omitempty"`
+	PayloadRule    string                       `json:"payloadRule"`
+	PayloadSource  string                       `json:"payloadSource,omitempty"`
+	Mode           Mode                         `json:"mode"`
+	Resolution     *source.Resolution           `json:"resolution"`
+	BundleVersion  string                       `json:"bundleVersion"`
+	PayloadVersion string                       `json:"payloadVersion"`
+	SnapshotCommit string                       `json:"snapshotCommit"`
+	Images         map[string]map[string]string `json:"images"` // arch -> key -> ref
+	ReleaseChanges map[string]*release.Change   `json:"releaseChanges,omitempty"`
+	Changes        *tree.Changes                `json:"plan"` // the files the run adds, changes and removes
+	// Semantic are the changed files whose content changed in meaning; Formatting those
+	// that changed only in formatting (both subsets of Changes.Change).
+	Semantic   []string          `json:"semanticChanges,omitempty"`
+	Formatting []string          `json:"formattingChanges,omitempty"`
+	Diff       string            `json:"diff,omitempty"`
+	Excluded   []bundle.Excluded `json:"excluded,omitempty"`
+	// RecipeChanges are the entries added to and dropped from MicroShift's asset recipes.
+	RecipeChanges []recipe.Change `json:"recipeChanges,omitempty"`
+	// Retired are the component files the tree shipped that the run removes because the
+	// era declares them retired, each with the reason.
+	Retired []RetiredFile `json:"retired,omitempty"`
+	// UndeclaredImages are relatedImages the era table does not name, written under derived
+	// keys (era.DerivedKey); each also has a warning.
+	UndeclaredImages []bundle.Image `json:"undeclaredImages,omitempty"`
+	// ImageUses are the release placeholders of the rendered files, by file and field.
+	ImageUses []render.ImageUse `json:"imageUses,omitempty"`
+	// RBAC reviews the RBAC the run ships against the tree's (not with --check).
+	RBAC     *review.RBAC        `json:"rbac,omitempty"`
+	Warnings []string            `json:"warnings,omitempty"`
+	Phases   []Phase             `json:"phases"`
+	Fetched  []source.FetchStats `json:"fetched"` // bytes pulled per image (bundle, payloads)
+	Commits  []string            `json:"commits,omitempty"`
+	Drift    bool                `json:"drift"`
+	// LockDrift lists where the lock file differs from its files and inputs (--check).
+	LockDrift []string `json:"lockDrift,omitempty"`
+	// Recovered lists interrupted writes of earlier runs that this run repaired first.
+	Recovered []tree.Recovery `json:"recovered,omitempty"`
+
+	old *lock.Lock // the lock found in the tree before the run, for the PR body
+}
+
+// Phase is one timed step of a run. In JSON its duration is a Go duration string ("1.5s"),
+// not nanoseconds (docs/output.md).
+type Phase struct {
+	Name     string        `json:"name"`
+	Duration time.Duration `json:"duration"`
+}
+
+type phaseJSON struct {
+	Name     string `json:"name"`
+	Duration string `json:"duration"`
+}
+
+// MarshalJSON writes the duration as a Go duration string.
+func (p Phase) MarshalJSON() ([]byte, error) {
+	return json.Marshal(phaseJSON{p.Name, p.Duration.String()})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (p *Phase) UnmarshalJSON(data []byte) error {
+	var j phaseJSON
+	if err := json.Unmarshal(data, &j); err != nil {
+		return err
+	}
+	d, err := time.ParseDuration(j.Duration)
+	if err != nil {
+		return fmt.Errorf("phase %s: duration: %w", j.Name, err)
+	}
+	*p = Phase{Name: j.Name, Duration: d}
+	return nil
+}
+
+// RetiredFile is a component file a run removes because its era declares it retired.
+type RetiredFile struct {
+	Path string `json:"path"`
+	Why  string `json:"why"`
+}
+
+// ErrPendingRecovery is wrapped when a run that must not modify the tree (dry-run, diff,
+// check) finds an interrupted write that only a writing run may repair: planning against a
+// half-swapped tree would report nonsense.
+var ErrPendingRecovery = errors.New("an interrupted lvms-rebase write is pending")
