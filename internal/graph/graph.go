@@ -42,6 +42,7 @@ type Hooks struct {
 type Graph struct {
 	ctx   context.Context
 	hooks Hooks
+	now   func() time.Time // the clock steps are timed with
 	start chan struct{}
 	wg    sync.WaitGroup
 
@@ -62,7 +63,7 @@ type place struct {
 
 // New returns an empty graph whose steps run under ctx.
 func New(ctx context.Context, hooks Hooks) *Graph {
-	return &Graph{ctx: ctx, hooks: hooks, start: make(chan struct{}), failed: 1 << 30}
+	return &Graph{ctx: ctx, hooks: hooks, now: time.Now, start: make(chan struct{}), failed: 1 << 30}
 }
 
 // Step is one running step: its name, what it is fetching (for a message when the run is
@@ -262,10 +263,10 @@ func runStep[R any](s *Step, f func(context.Context, *Step) (R, error)) (R, erro
 	if g.hooks.Start != nil {
 		g.hooks.Start(s)
 	}
-	start := time.Now()
+	start := g.now()
 	v, err := f(s.ctx, s)
 	s.mu.Lock()
-	s.took, s.ran, s.err = time.Since(start), true, err
+	s.took, s.ran, s.err = g.now().Sub(start), true, err
 	s.mu.Unlock()
 	if g.hooks.End != nil {
 		g.hooks.End(s, err)

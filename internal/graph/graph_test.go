@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 )
@@ -97,11 +98,22 @@ func TestFirstDeclaredFailureIsReported(t *testing.T) {
 	}
 }
 
-// TestTookIsWorkNotWaiting: a step's time starts when its inputs are ready.
+// TestTookIsWorkNotWaiting: a step's time starts when its inputs are ready. The clock moves
+// only while slow works (an hour); quick, waiting for slow, must not count that hour.
 func TestTookIsWorkNotWaiting(t *testing.T) {
 	g := New(context.Background(), Hooks{})
+	var mu sync.Mutex
+	clock := time.Unix(0, 0)
+	g.now = func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		clock = clock.Add(time.Millisecond)
+		return clock
+	}
 	slow := Add0(g, "slow", func(context.Context, *Step) (int, error) {
-		time.Sleep(200 * time.Millisecond)
+		mu.Lock()
+		clock = clock.Add(time.Hour)
+		mu.Unlock()
 		return 1, nil
 	})
 	Add1(g, "quick", slow, func(context.Context, *Step, int) (int, error) { return 2, nil })
@@ -109,7 +121,7 @@ func TestTookIsWorkNotWaiting(t *testing.T) {
 		t.Fatal(err)
 	}
 	steps := g.Steps()
-	if steps[0].Took() < 200*time.Millisecond || steps[1].Took() >= 200*time.Millisecond {
+	if steps[0].Took() < time.Hour || steps[1].Took() >= time.Hour {
 		t.Errorf("took slow %v, quick %v: quick's time must not hold slow's", steps[0].Took(), steps[1].Took())
 	}
 }
@@ -120,8 +132,11 @@ func TestTookIsWorkNotWaiting(t *testing.T) {
 func TestPickCountsOnlyTheChosenAttempt(t *testing.T) {
 	var told []string
 	g := New(context.Background(), Hooks{Warn: func(_ *Step, msg string) { told = append(told, msg) }})
-	key := Add0(g, "key", func(context.Context, *Step) (string, error) { return "good", nil })
 	var at map[string]*Out[int]
+	key := Add0(g, "key", func(context.Context, *Step) (string, error) {
+		at["bad"].Wait() // the dropped attempt has failed before anything is picked
+		return "good", nil
+	})
 	picked := Pick(g, key, func(k string) *Out[int] { return at[k] })
 	after := Add1(g, "after", picked, func(_ context.Context, _ *Step, n int) (int, error) { return n + 1, nil })
 	sc := g.Attempt(picked.Pos())
