@@ -1,0 +1,7 @@
+package topdown
+
+// T is used by a.go.
+type T struct{ F int }
+
+// M is a method a.go calls.
+func (T) M() int { return 1 }
