@@ -64,11 +64,6 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if err := r.settle(res); err != nil {
 		return nil, err
 	}
-	work, err := os.MkdirTemp("", "lvms-rebase-")
-	if err != nil {
-		return nil, fmt.Errorf("creating a work directory: %w", err)
-	}
-	defer os.RemoveAll(work)
 	return res, r.steps(ctx, res)
 }
 
