@@ -32,6 +32,7 @@ type outs struct {
 // the write step has ended (final false, for the PR body) it leaves the write's part out.
 func (r *run) result(g *graph.Graph, o outs, base *Result, final bool) *Result {
 	res := *base
+	res.Warnings = slices.Clone(base.Warnings)
 	b, errB := o.resolve.Wait()
 	p, errP := o.payloads.Wait()
 	res.LockDrift = append(slices.Clone(b.lockDrift), p.lockDrift...)
