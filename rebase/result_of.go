@@ -65,7 +65,7 @@ func (r *run) result(g *graph.Graph, o outs, base *Result, final bool) *Result {
 	}
 	r.resultOfFiles(o, &res, final)
 	for _, s := range g.Steps() {
-		res.Phases = append(res.Phases, Phase{Name: s.Name(), Duration: s.Took().Round(time.Millisecond)})
+		res.Phases = append(res.Phases, Phase{Name: s.Name(), Duration: s.Took().Round(time.Microsecond)})
 		res.Warnings = append(res.Warnings, s.Warnings()...)
 	}
 	res.Warnings = append(res.Warnings, r.warned.all()...)

@@ -49,7 +49,7 @@ func (r *run) hooks() graph.Hooks {
 		},
 		Warn: func(_ *graph.Step, msg string) { r.log.Warn(msg) },
 		End: func(s *graph.Step, err error) {
-			name, took := s.Name(), s.Took().Round(time.Millisecond).String()
+			name, took := s.Name(), s.Took().Round(time.Microsecond).String()
 			switch {
 			case errors.Is(err, ErrDrift):
 				// Drift is --check's answer, not a failure of the tool.
