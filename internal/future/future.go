@@ -1,6 +1,6 @@
 // Package future holds the outcome of one step that other goroutines wait for: set once, by
-// the goroutine doing the step; read by any number of waiters. The rebase's lanes are made
-// of them (rebase/lanes.go).
+// the goroutine doing the step; read by any number of waiters. A step's output in
+// internal/graph is one.
 package future
 
 import (

@@ -13,7 +13,7 @@ import (
 )
 
 // Content is what resolution read from the images it chose, parsed once by the packages
-// that own the formats (rebase/bundle, rebase/payload), so the fetch phases neither
+// that own the formats (rebase/bundle, rebase/payload), so the run's later steps neither
 // download nor parse anything again.
 type Content struct {
 	// Bundle is the bundle as rebase/bundle loaded it; BundleStats what fetching it cost.

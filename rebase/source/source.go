@@ -147,7 +147,7 @@ type Resolution struct {
 	// Warnings are things a maintainer should know (a newer z for some arches only, …).
 	Warnings []string `json:"warnings,omitempty"`
 	// Content is what resolution read of the bundle and the payloads, parsed, for the
-	// fetch phases.
+	// run's later steps.
 	Content *Content `json:"-"`
 }
 
