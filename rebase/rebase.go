@@ -152,7 +152,7 @@ func (r *run) recoverTree() ([]tree.Recovery, error) {
 // The fetches start at once: the bundle's resolution and the payloads' overlap, the bundle is
 // translated and its overlay rendered while the payloads' layers download, and the snapshot
 // steps start at the commit the first payload's image-references names as it streams in
-// (snapshot.go).
+// (snapshotsteps.go).
 func (r *run) steps(ctx context.Context, res *Result) error {
 	g := graph.New(ctx, r.hooks())
 	var o outs
