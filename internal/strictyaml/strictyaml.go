@@ -58,6 +58,21 @@ func Unmarshal(data []byte, v any) error {
 	return errors.Join(errs...)
 }
 
+// UnmarshalJSON decodes JSON data (and nothing else: no YAML) into v as strictly as Unmarshal:
+// unknown and duplicate fields are errors naming their path. For documents whose format is
+// JSON by definition (containers-policy.json, signature payloads).
+func UnmarshalJSON(data []byte, v any) error {
+	strict, err := kjson.UnmarshalStrict(data, v)
+	if err != nil {
+		return err
+	}
+	errs := make([]error, 0, len(strict))
+	for _, e := range strict {
+		errs = append(errs, fieldError(e))
+	}
+	return errors.Join(errs...)
+}
+
 // fieldError rewrites the library's `unknown field "a.b[0].c"` as `a.b[0].c: unknown field
 // "c"`: the path says where, the quoted name is what was written there.
 func fieldError(e error) error {
