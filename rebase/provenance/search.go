@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/lvms-rebase/lvms-rebase/applier/redact"
 )
 
 // searched is what looking for a signature of one candidate digest gave: the signature that
@@ -14,6 +16,7 @@ type searched struct {
 	sig         *Signature
 	found       []string
 	unreachable []error
+	cached      bool // the attachments came from the fetcher's cache
 }
 
 // searchEach runs search for every candidate digest of s at once and keeps the first
@@ -62,7 +65,7 @@ func (v *Verifier) searchAtomic(ctx context.Context, s Subject, img Reference, r
 		for _, store := range v.stores(s.Repository) {
 			for n := 1; ; n++ {
 				if n > v.opts.MaxSignatures {
-					r.found = append(r.found, fmt.Sprintf("%s: stopped after %d signatures of %s", store, v.opts.MaxSignatures, d))
+					r.found = append(r.found, fmt.Sprintf("%s: stopped after %d signatures of %s", redact.URL(store), v.opts.MaxSignatures, d))
 					break
 				}
 				sig, why, err := v.tryStore(ctx, s, img, req, keys, store, d, n)
@@ -87,24 +90,33 @@ func (v *Verifier) searchAtomic(ctx context.Context, s Subject, img Reference, r
 // tryStore fetches and checks one atomic signature. It returns the signature, or why it was
 // not accepted ("" when the store has no such signature), or the fetch error.
 func (v *Verifier) tryStore(ctx context.Context, s Subject, img Reference, req Requirement, keys []*Key, store, d string, n int) (*Signature, string, error) {
-	loc := StoreURL(store, d, n)
-	data, ok, err := v.fetch.StoreSignature(ctx, store, d, n)
-	if err != nil {
-		return nil, "", fmt.Errorf("signature store %s: %w", loc, err)
+	loc := redact.URL(StoreURL(store, d, n))
+	var data []byte
+	var err error
+	for _, fresh := range []bool{false, true} {
+		var ok, cached bool
+		data, ok, cached, err = v.fetch.StoreSignature(ctx, store, d, n, fresh)
+		if err != nil {
+			return nil, "", fmt.Errorf("signature store %s: %w", loc, err)
+		}
+		if !ok {
+			return nil, "", nil
+		}
+		var c claim
+		var k *Key
+		if c, k, err = verifyAtomic(data, keys, v.opts.Now()); err == nil {
+			err = check(c, d, s, img, req)
+		}
+		if err == nil {
+			sig := signature(FormatAtomic, k, c, s, d)
+			sig.Store, sig.N, sig.SHA256 = redact.Strip(store), n, sha256Hex(data)
+			return sig, "", nil
+		}
+		if !cached {
+			break
+		}
 	}
-	if !ok {
-		return nil, "", nil
-	}
-	c, k, err := verifyAtomic(data, keys, v.opts.Now())
-	if err == nil {
-		err = check(c, d, s, img, req)
-	}
-	if err != nil {
-		return nil, fmt.Sprintf("%s: %v", loc, err), nil
-	}
-	sig := signature(FormatAtomic, k, c, s, d)
-	sig.Store, sig.N, sig.SHA256 = store, n, sha256Hex(data)
-	return sig, "", nil
+	return nil, fmt.Sprintf("%s: %v", loc, err), nil
 }
 
 // StoreURL is where a store keeps signature n of digest: <store>/sha256=<hex>/signature-<n>.
@@ -130,18 +142,28 @@ func (v *Verifier) searchCosign(ctx context.Context, s Subject, img Reference, r
 	return searchEach(s, func(d string) searched { return v.tryAttachments(ctx, s, img, req, keys, d, "") })
 }
 
-// tryAttachments checks the layers of digest d's .sig manifest (by tag, or by sigDigest).
+// tryAttachments checks the layers of digest d's .sig manifest (by tag, or by sigDigest); a
+// cached manifest none of whose layers is accepted is fetched again.
 func (v *Verifier) tryAttachments(ctx context.Context, s Subject, img Reference, req Requirement, keys []*Key, d, sigDigest string) searched {
+	r := v.checkAttachments(ctx, s, img, req, keys, d, sigDigest, false)
+	if r.sig == nil && r.cached {
+		return v.checkAttachments(ctx, s, img, req, keys, d, sigDigest, true)
+	}
+	return r
+}
+
+func (v *Verifier) checkAttachments(ctx context.Context, s Subject, img Reference, req Requirement, keys []*Key, d, sigDigest string, fresh bool) searched {
 	var r searched
 	loc := img.Repo + ":" + sigTag(d)
-	att, ok, err := v.fetch.Attachments(ctx, s.Repository, d, sigDigest)
+	att, err := v.fetch.Attachments(ctx, s.Repository, d, sigDigest, fresh)
 	if err != nil {
 		r.unreachable = append(r.unreachable, fmt.Errorf("%s: %w", loc, err))
 		return r
 	}
-	if !ok {
+	if att == nil {
 		return r
 	}
+	r.cached = att.Cached
 	for i, l := range att.Layers {
 		where := fmt.Sprintf("%s (%s) layer %d", loc, att.Digest, i+1)
 		if l.MediaType != CosignPayloadMediaType {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/lvms-rebase/lvms-rebase/applier/redact"
 )
 
 // Signature stores OCP verifies payloads with (cluster-update-keys' stores/).
@@ -64,15 +66,17 @@ type Options struct {
 }
 
 // Fetcher fetches signatures. rebase/source implements it over the run's transport (retries,
-// size caps, TLS policy, redaction), mirrors and cache.
+// size caps, TLS policy, redaction), mirrors and cache. A fetcher may answer from its cache
+// (cached true); a signature from the cache that does not verify is asked for again with
+// fresh set, so a stale copy never decides.
 type Fetcher interface {
 	// StoreSignature fetches <store>/sha256=<hex>/signature-<n> of digest. found is false when
 	// the store answers 404 (there is no such signature); err is any other failure.
-	StoreSignature(ctx context.Context, store, digest string, n int) (data []byte, found bool, err error)
+	StoreSignature(ctx context.Context, store, digest string, n int, fresh bool) (data []byte, found, cached bool, err error)
 	// Attachments fetches the cosign signatures attached to repository@digest: its
-	// sha256-<hex>.sig tag, or the .sig manifest sigDigest when given (a recorded one); found
-	// is false when there is no such tag or manifest.
-	Attachments(ctx context.Context, repository, digest, sigDigest string) (att *Attachments, found bool, err error)
+	// sha256-<hex>.sig tag, or the .sig manifest sigDigest when given (a recorded one). It
+	// returns nil when there is no such tag or manifest.
+	Attachments(ctx context.Context, repository, digest, sigDigest string, fresh bool) (*Attachments, error)
 }
 
 // Attachments are the layers of a .sig manifest.
@@ -80,6 +84,8 @@ type Attachments struct {
 	// Digest is the .sig manifest's digest.
 	Digest string
 	Layers []Attachment
+	// Cached says the fetcher answered from its cache.
+	Cached bool
 }
 
 // Attachment is one layer of a .sig manifest: a simple-signing payload and its signature.
@@ -351,7 +357,14 @@ func (v *Verifier) expected(s Subject, img Reference, req Requirement) string {
 	for _, k := range req.Keys {
 		labels = append(labels, k.Label())
 	}
-	format := "an atomic signature in " + strings.Join(v.stores(s.Repository), ", ")
+	var stores []string
+	for _, st := range v.stores(s.Repository) {
+		stores = append(stores, redact.URL(st))
+	}
+	format := "an atomic signature in " + strings.Join(stores, ", ")
+	if len(stores) == 0 {
+		format = "an atomic signature (no signature store is known for " + s.Repository + "; name one)"
+	}
 	if req.Type == TypeSigstoreSigned {
 		format = "a cosign signature (" + img.Repo + ":" + sigTag(s.Digest) + ")"
 	}

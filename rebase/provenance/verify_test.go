@@ -20,38 +20,43 @@ import (
 type fakeFetcher struct {
 	mu      sync.Mutex
 	store   map[string][]byte // StoreURL → file
+	stale   map[string][]byte // StoreURL → a cached copy served unless fresh
 	sigs    map[string]*Attachments
 	down    bool
 	fetches int
 }
 
 func newFake() *fakeFetcher {
-	return &fakeFetcher{store: map[string][]byte{}, sigs: map[string]*Attachments{}}
+	return &fakeFetcher{store: map[string][]byte{}, stale: map[string][]byte{}, sigs: map[string]*Attachments{}}
 }
 
-func (f *fakeFetcher) StoreSignature(_ context.Context, store, digest string, n int) ([]byte, bool, error) {
+func (f *fakeFetcher) StoreSignature(_ context.Context, store, digest string, n int, fresh bool) ([]byte, bool, bool, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.fetches++
 	if f.down {
-		return nil, false, errors.New("connection refused")
+		return nil, false, false, errors.New("connection refused")
 	}
-	b, ok := f.store[StoreURL(store, digest, n)]
-	return b, ok, nil
+	u := StoreURL(store, digest, n)
+	if b, ok := f.stale[u]; ok && !fresh {
+		return b, true, true, nil
+	}
+	b, ok := f.store[u]
+	return b, ok, false, nil
 }
 
-func (f *fakeFetcher) Attachments(_ context.Context, repo, digest, sigDigest string) (*Attachments, bool, error) {
+func (f *fakeFetcher) Attachments(_ context.Context, repo, digest, sigDigest string, fresh bool) (*Attachments, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.fetches++
 	if f.down {
-		return nil, false, errors.New("connection refused")
+		return nil, errors.New("connection refused")
 	}
 	a, ok := f.sigs[repo+"@"+digest]
-	if ok && sigDigest != "" && a.Digest != sigDigest {
-		return nil, false, nil
+	if !ok || (sigDigest != "" && a.Digest != sigDigest) {
+		return nil, nil
 	}
-	return a, ok, nil
+	return a, nil
 }
 
 // attach puts cosign layers on repo@digest.
@@ -141,6 +146,14 @@ func TestVerify(t *testing.T) {
 			f.store[StoreURL(OfficialStore, pd, 2)] = mustAtomic(t, keys.Release, pd, relRepo+":4.18.12-x86_64")
 		}, wantRec: func(t *testing.T, r Record) {
 			if r.Signatures[0].N != 2 {
+				t.Errorf("n = %d", r.Signatures[0].N)
+			}
+		}},
+		{name: "a stale cached signature is fetched again", subject: payloadSubject(pd), setup: func(f *fakeFetcher) {
+			f.stale[official] = mustAtomic(t, keys.Release, pd, relRepo+":4.18.11-x86_64")
+			f.store[official] = mustAtomic(t, keys.Release, pd, relRepo+":4.18.12-x86_64")
+		}, wantRec: func(t *testing.T, r Record) {
+			if r.Signatures[0].N != 1 {
 				t.Errorf("n = %d", r.Signatures[0].N)
 			}
 		}},

@@ -5,7 +5,9 @@
 // --mirror flags. It can require HTTP basic auth, inject faults per request, counts
 // requests and bytes per path, paginates tag lists with Link headers, serves the
 // snapshot-controller operator tarballs at GitHub's archive path and their files at
-// raw.githubusercontent.com's path, and can model a slow network (delay, bandwidth cap).
+// raw.githubusercontent.com's path, serves signatures of everything it holds (cosign .sig
+// tags and signature-store files, made with keys generated at run time: signatures.go), and
+// can model a slow network (delay, bandwidth cap).
 package testregistry
 
 import (
@@ -17,11 +19,14 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/registry"
+
+	"github.com/lvms-rebase/lvms-rebase/internal/testing/testsign"
 )
 
 // SnapshotArchivePrefix is the URL path prefix under which snapshot-asset tarballs are
@@ -43,6 +48,9 @@ type Options struct {
 	Logf func(format string, args ...any)
 	// Network models a distant registry on loopback (zero: none); see SetNetwork.
 	Network Network
+	// Keys sign what the registry serves (signatures.go); nil: testsign.Shared(), generated
+	// once per process.
+	Keys *testsign.Keys
 }
 
 // Registry is a running loopback registry.
@@ -52,6 +60,7 @@ type Registry struct {
 	ln       net.Listener
 	fixtures fs.FS
 	opts     Options
+	blobs    *blobStore
 
 	mu       sync.Mutex
 	faults   []*activeFault
@@ -60,6 +69,7 @@ type Registry struct {
 	rawFiles map[string]*rawIndex // commit → its archive's files, indexed once
 	network  *network
 	events   []Event // the timeline since the last ResetStats
+	sign     *signer
 
 	closeOnce sync.Once
 	closeErr  error
@@ -93,7 +103,11 @@ func Start(opts Options) (*Registry, error) {
 	if len(layouts) == 0 {
 		return nil, errNoLayouts
 	}
-	sd := &seeder{fsys: fsys, blobs: blobs, handler: inner}
+	sign, err := newSigner(opts.Keys)
+	if err != nil {
+		return nil, err
+	}
+	sd := &seeder{fsys: fsys, blobs: blobs, handler: inner, sign: sign}
 	start := time.Now()
 	for _, dir := range layouts {
 		if err := sd.seedLayout(dir); err != nil {
@@ -106,7 +120,7 @@ func Start(opts Options) (*Registry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listening on %s: %w", opts.Addr, err)
 	}
-	r := &Registry{host: ln.Addr().String(), ln: ln, fixtures: fsys, opts: opts, stats: map[statKey]*PathStats{},
+	r := &Registry{host: ln.Addr().String(), ln: ln, fixtures: fsys, opts: opts, stats: map[statKey]*PathStats{}, blobs: blobs, sign: sign,
 		archives: map[string][]byte{}, rawFiles: map[string]*rawIndex{}, network: newNetwork(opts.Network)}
 	r.srv = &http.Server{Handler: r.handler(inner), ReadHeaderTimeout: 10 * time.Second}
 	go func() {
@@ -151,6 +165,8 @@ func (r *Registry) MirrorFlags() []string {
 		"--mirror", "quay.io=" + r.host + "/quay.io",
 		"--mirror", "registry.ci.openshift.org=" + r.host + "/registry.ci.openshift.org",
 		"--mirror", "raw.githubusercontent.com=" + r.host + "/raw.githubusercontent.com",
+		"--mirror", "storage.googleapis.com=" + r.host + "/storage.googleapis.com",
+		"--mirror", "mirror.openshift.com=" + r.host + "/mirror.openshift.com",
 	}
 }
 
@@ -162,7 +178,10 @@ func (r *Registry) SnapshotAssetsURL() string {
 
 // Close stops the server and drops open connections.
 func (r *Registry) Close() error {
-	r.closeOnce.Do(func() { r.closeErr = r.srv.Close() })
+	r.closeOnce.Do(func() {
+		r.closeErr = r.srv.Close()
+		_ = os.RemoveAll(r.sign.dir)
+	})
 	return r.closeErr
 }
 
@@ -177,6 +196,11 @@ func (r *Registry) handler(inner http.Handler) http.Handler {
 			r.serveRawFile(w, req)
 		case isTagList(req):
 			serveTagList(inner, w, req)
+		case r.serveStore(w, req), r.serveSig(w, req, inner):
+		case req.Method == http.MethodPut:
+			sw := &statusWriter{ResponseWriter: w}
+			inner.ServeHTTP(sw, req)
+			r.recordPush(req, sw.status, w.Header())
 		default:
 			inner.ServeHTTP(w, req)
 		}

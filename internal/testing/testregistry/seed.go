@@ -84,6 +84,7 @@ type seeder struct {
 	fsys    fs.FS
 	blobs   *blobStore
 	handler http.Handler
+	sign    *signer // hears what each repository holds (nil: nobody listens)
 	count   int
 }
 
@@ -198,12 +199,23 @@ func (s *seeder) putManifest(repo, dir string, d v1.Descriptor, ref string) erro
 			mt = probe.MediaType
 		}
 	}
+	if err := s.putRaw(repo, ref, raw, string(mt), dir); err != nil {
+		return err
+	}
+	if s.sign != nil {
+		s.sign.saw(repo, ref, d.Digest.String())
+	}
+	return nil
+}
+
+// putRaw puts a manifest's bytes into the registry under repo:ref (a tag or its digest).
+func (s *seeder) putRaw(repo, ref string, raw []byte, mediaType, from string) error {
 	req := httptest.NewRequest(http.MethodPut, "/v2/"+repo+"/manifests/"+ref, bytes.NewReader(raw))
-	req.Header.Set("Content-Type", string(mt))
+	req.Header.Set("Content-Type", mediaType)
 	rec := httptest.NewRecorder()
 	s.handler.ServeHTTP(rec, req)
 	if rec.Code != http.StatusCreated {
-		return fmt.Errorf("seeding %s:%s from %s: registry answered %d: %s", repo, ref, dir, rec.Code, strings.TrimSpace(rec.Body.String()))
+		return fmt.Errorf("seeding %s:%s from %s: registry answered %d: %s", repo, ref, from, rec.Code, strings.TrimSpace(rec.Body.String()))
 	}
 	s.count++
 	return nil
