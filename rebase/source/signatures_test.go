@@ -24,7 +24,7 @@ type rawManifest struct {
 	mt  types.MediaType
 }
 
-func (m rawManifest) RawManifest() ([]byte, error)          { return m.raw, nil }
+func (m rawManifest) RawManifest() ([]byte, error)        { return m.raw, nil }
 func (m rawManifest) MediaType() (types.MediaType, error) { return m.mt, nil }
 
 // pushSig attaches cosign layers to repo@digest as cosign does: the sha256-<hex>.sig tag.
