@@ -72,7 +72,9 @@ func TestDevRegistryServesCheckoutFixtures(t *testing.T) {
 	}
 	if want := "--mirror registry.redhat.io=" + host + "/registry.redhat.io --mirror quay.io=" + host + "/quay.io" +
 		" --mirror registry.ci.openshift.org=" + host + "/registry.ci.openshift.org" +
-		" --mirror raw.githubusercontent.com=" + host + "/raw.githubusercontent.com"; lines["mirror-flags"] != want {
+		" --mirror raw.githubusercontent.com=" + host + "/raw.githubusercontent.com" +
+		" --mirror storage.googleapis.com=" + host + "/storage.googleapis.com" +
+		" --mirror mirror.openshift.com=" + host + "/mirror.openshift.com"; lines["mirror-flags"] != want {
 		t.Errorf("mirror-flags %q, want %q", lines["mirror-flags"], want)
 	}
 	repo, _ := name.NewRepository(host+"/"+fixtures.BundleRepo, name.Insecure)
