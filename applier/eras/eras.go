@@ -137,6 +137,45 @@ func SnapshotWebhookObjects() []ObjectRef {
 	}
 }
 
+// kindOrder is the order kinds are applied in, CRDs first (they are waited for): namespace,
+// identities, RBAC, configuration, services, workloads, the LVMCluster, webhooks, classes. It is
+// the one order of both sides: the applier applies in it, and the rebase's bundle translation
+// lists objects in it. A kind not listed has no place, so a new kind in the assets gets a
+// deliberate one (the applier refuses it).
+//
+// The LVMCluster is created before the operator's admission webhooks are registered. The
+// rebase writes a namespaceSelector that really matches openshift-storage (the legacy one never
+// matched), so a webhook registered first would reject the create until the lvms-operator pod
+// serves it — and on a MicroShift node that pod cannot start before the CNI, which
+// StartComponents applies after storage: start-up would deadlock. The LVMCluster has no spec
+// and is create-only, so there is nothing for the webhooks to validate or default.
+var kindOrder = []string{
+	"CustomResourceDefinition",
+	"Namespace",
+	"ServiceAccount",
+	"ClusterRole",
+	"Role",
+	"ClusterRoleBinding",
+	"RoleBinding",
+	"SecurityContextConstraints",
+	"ConfigMap",
+	"Service",
+	"Deployment",
+	"DaemonSet",
+	"LVMCluster",
+	"ValidatingWebhookConfiguration",
+	"MutatingWebhookConfiguration",
+	"CSIDriver",
+	"StorageClass",
+	"VolumeSnapshotClass",
+}
+
+// KindOrder lists the kinds in the order they are applied (and translated objects listed).
+func KindOrder() []string { return slices.Clone(kindOrder) }
+
+// KindRank is kind's place in KindOrder; -1 for a kind without one.
+func KindRank(kind string) int { return slices.Index(kindOrder, kind) }
+
 // clusterScopedKinds are the cluster-scoped kinds the assets may contain, sorted.
 var clusterScopedKinds = []string{
 	"CSIDriver",

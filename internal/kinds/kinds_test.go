@@ -25,3 +25,15 @@ func TestClusterScoped(t *testing.T) {
 		}
 	}
 }
+
+// The order is the applier's: RBAC roles before their bindings, workloads before webhooks, and
+// a kind the applier does not place after all it does.
+func TestRank(t *testing.T) {
+	order := []string{"CustomResourceDefinition", "ServiceAccount", "ClusterRole", "Role", "ClusterRoleBinding", "RoleBinding",
+		"ConfigMap", "Service", "Deployment", "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration", "NetworkPolicy"}
+	for i := 1; i < len(order); i++ {
+		if Rank(order[i-1]) >= Rank(order[i]) {
+			t.Errorf("Rank(%s) = %d, not before Rank(%s) = %d", order[i-1], Rank(order[i-1]), order[i], Rank(order[i]))
+		}
+	}
+}

@@ -87,12 +87,6 @@ type Result struct {
 	Warnings []string
 }
 
-// kindOrder fixes the output order; it follows the order MicroShift applies LVMS objects in.
-var kindOrder = []string{
-	"CustomResourceDefinition", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding",
-	"ConfigMap", "Service", "Deployment", "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration",
-}
-
 // bundleKinds says how each kind a bundle may carry besides the CSV is handled: true = can be
 // shipped (namespaced or not is decided by kinds.ClusterScoped), false = known but never shipped by
 // MicroShift (monitoring objects need Prometheus Operator, which MicroShift lacks). Any other
@@ -695,20 +689,12 @@ func (t *translator) versionConfigMap() {
 	})
 }
 
-func kindRank(kind string) int {
-	for i, k := range kindOrder {
-		if k == kind {
-			return i
-		}
-	}
-	return len(kindOrder)
-}
-
 func (t *translator) sortAndCheck() error {
 	objs := t.res.Objects
 	sort.SliceStable(objs, func(i, j int) bool {
 		a, b := objs[i], objs[j]
-		if ra, rb := kindRank(a.GetKind()), kindRank(b.GetKind()); ra != rb {
+		// The applier's apply order, the one both sides share (kinds.Rank).
+		if ra, rb := kinds.Rank(a.GetKind()), kinds.Rank(b.GetKind()); ra != rb {
 			return ra < rb
 		}
 		if a.GetNamespace() != b.GetNamespace() {

@@ -180,8 +180,8 @@ func TestTranslateSemantics(t *testing.T) {
 			kinds = append(kinds, o.GetKind()+"/"+o.GetName())
 		}
 		want := "CustomResourceDefinition/logicalvolumes.topolvm.io ServiceAccount/topolvm-controller ServiceAccount/topolvm-node " +
-			"ClusterRole/topolvm-controller ClusterRole/topolvm-node ClusterRoleBinding/topolvm-controller ClusterRoleBinding/topolvm-node " +
-			"Role/topolvm-controller RoleBinding/topolvm-controller ConfigMap/lvms-version"
+			"ClusterRole/topolvm-controller ClusterRole/topolvm-node Role/topolvm-controller " +
+			"ClusterRoleBinding/topolvm-controller ClusterRoleBinding/topolvm-node RoleBinding/topolvm-controller ConfigMap/lvms-version"
 		if got := strings.Join(kinds, " "); got != want {
 			t.Errorf("objects:\n got %s\nwant %s", got, want)
 		}

@@ -57,37 +57,6 @@ var skippedFiles = map[string]string{
 	SnapshotDir + "/05_operand_rbac.yaml": "aggregate of the split RBAC files",
 }
 
-// applyOrder is the order of kinds after the CRDs (which always go first and are waited for):
-// namespace, identities, RBAC, configuration, services, workloads, the LVMCluster, webhooks,
-// classes. A kind not listed is an error, so a new kind in the assets gets a deliberate place.
-//
-// The LVMCluster is created before the operator's admission webhooks are registered. The
-// rebase writes a namespaceSelector that really matches openshift-storage (the legacy one never
-// matched), so a webhook registered first would reject the create until the lvms-operator pod
-// serves it — and on a MicroShift node that pod cannot start before the CNI, which
-// StartComponents applies after storage: start-up would deadlock. The LVMCluster has no spec
-// and is create-only, so there is nothing for the webhooks to validate or default.
-var applyOrder = []string{
-	"CustomResourceDefinition",
-	"Namespace",
-	"ServiceAccount",
-	"ClusterRole",
-	"Role",
-	"ClusterRoleBinding",
-	"RoleBinding",
-	"SecurityContextConstraints",
-	"ConfigMap",
-	"Service",
-	"Deployment",
-	"DaemonSet",
-	"LVMCluster",
-	"ValidatingWebhookConfiguration",
-	"MutatingWebhookConfiguration",
-	"CSIDriver",
-	"StorageClass",
-	"VolumeSnapshotClass",
-}
-
 // createOnlyKinds are created when absent and never updated: the LVMCluster belongs to the
 // administrator once it exists.
 var createOnlyKinds = []string{"LVMCluster"}
@@ -267,11 +236,11 @@ func Sanitize(u *unstructured.Unstructured) (*unstructured.Unstructured, error) 
 	return out, nil
 }
 
-// KindRank is kind's place in the declared apply order; -1 when it has none.
-func KindRank(kind string) int { return slices.Index(applyOrder, kind) }
+// KindRank is kind's place in the declared apply order (eras.KindOrder); -1 when it has none.
+func KindRank(kind string) int { return eras.KindRank(kind) }
 
 // Kinds lists every kind the apply order places, in that order.
-func Kinds() []string { return slices.Clone(applyOrder) }
+func Kinds() []string { return eras.KindOrder() }
 
 // IsCreateOnly reports whether objects of kind are created when absent and never updated.
 func IsCreateOnly(kind string) bool { return slices.Contains(createOnlyKinds, kind) }
