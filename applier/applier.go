@@ -22,7 +22,6 @@ import (
 	"os"
 	"runtime"
 	"slices"
-	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -140,11 +139,17 @@ type Result struct {
 	// Components has one entry per component, storage first.
 	Components []ComponentResult
 	// Remaining are objects of a switched-off component (storage.driver "none", or no snapshot
-	// controller) still on the cluster; Options.Prune deletes them instead.
+	// controller) that MicroShift deployed and that are still on the cluster when Apply returns:
+	// without Options.Prune every one found, with it those the prune left (Kept says why).
 	Remaining []ObjectRef
 	// Foreign are objects the applier would have deleted (the other era's, or a switched-off
-	// component's) but cannot prove it applied (NotOwnedReason): they are left alone.
+	// component's) but cannot prove MicroShift's (NotOwnedReason): they are left alone.
 	Foreign []ObjectRef
+	// Kept lists every object Apply would have deleted and left on the cluster, with why: not
+	// proven MicroShift's (the Foreign ones, with the proof that failed: OLM's labels or owner,
+	// no server-side apply by FieldManager, content changed since, …), in use, a prune refused,
+	// or replaced meanwhile.
+	Kept []Skip
 	// Plan is the outcome of the configuration gates.
 	Plan Plan
 	// Lvmd is where the lvmd configuration came from. LvmdChecksum is the SHA-256 of the deployed
@@ -163,9 +168,10 @@ type Result struct {
 	Warnings []string
 }
 
-// applyMu serialises Apply calls in one process: MicroShift's helpers share one lock too, and two
-// interleaved runs would race on the runtime lvmd copy and the legacy deletions.
-var applyMu sync.Mutex
+// applyLock serialises Apply calls in one process: MicroShift's helpers share one lock too, and
+// two interleaved runs would race on the runtime lvmd copy and the legacy deletions. It is a
+// channel so that waiting for it ends with the caller's context (MicroShift's shutdown).
+var applyLock = make(chan struct{}, 1)
 
 // Apply renders the assets and applies them. Configuration is validated and every template is
 // rendered before the API is contacted; an unreachable API server is retried with backoff until ctx
@@ -175,8 +181,12 @@ func Apply(ctx context.Context, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	applyMu.Lock()
-	defer applyMu.Unlock()
+	select {
+	case applyLock <- struct{}{}:
+		defer func() { <-applyLock }()
+	case <-ctx.Done():
+		return nil, fmt.Errorf("waiting for another Apply of this process to finish: %w", context.Cause(ctx))
+	}
 
 	pl, err := prepare(ctx, o)
 	if err != nil {
@@ -442,7 +452,8 @@ func (pl *preparation) schedule(context.Context) error {
 	}
 	pl.ready = ReadyWorkloads(pl.era.era, p)
 	if pl.o.Storage.Driver == DriverNone {
-		pl.pruneStorage = append(pruneCandidates(storageRefs, pl.era.legacy), kube.DefaultSnapshotClassRef)
+		extra := append(slices.Clone(pl.era.created), pl.era.legacy...)
+		pl.pruneStorage = append(pruneCandidates(storageRefs, extra), kube.DefaultSnapshotClassRef)
 	}
 	if !p.SnapshotController {
 		var controller []ObjectRef
@@ -510,12 +521,12 @@ func (pl *preparation) prepareLvmd(ctx context.Context, o Options) (lvmdStr, soc
 
 // readUserLvmd parses the user's lvmd file; both results are nil when it does not exist.
 func readUserLvmd(path string) (*LvmdConfig, []byte, error) {
-	data, err := os.ReadFile(path)
+	data, err := ReadLvmdFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("reading lvmd config %s: %w", path, err)
+		return nil, nil, readLvmdError(path, err)
 	}
 	cfg, err := parseLvmdConfig(path, data)
 	if err != nil {
@@ -627,3 +638,8 @@ func (p *preparation) refs() []ObjectRef {
 	}
 	return out
 }
+
+// InTheWayError is a Deployment or DaemonSet of a name MicroShift applies that is someone else's
+// (OLM's marks, or neither the applier's nor MicroShift's own field manager): its component fails
+// naming it, its writers and what to do, and it is neither changed nor deleted.
+type InTheWayError = kube.InTheWayError

@@ -697,7 +697,7 @@ func TestLegacyDeleteStuck(t *testing.T) {
 	_, err := Apply(ctx, o)
 	elapsed := time.Since(start)
 	if err == nil || !slices.ContainsFunc(stuck, func(r ObjectRef) bool {
-		return strings.Contains(err.Error(), "waiting for legacy "+r.String()+" to be deleted")
+		return strings.Contains(err.Error(), "waiting for "+r.String()+" to be deleted")
 	}) {
 		t.Fatalf("Apply with undeletable legacy objects: %v, want an error naming one of them", err)
 	}

@@ -37,6 +37,9 @@ type eraSpec struct {
 	legacy []ObjectRef
 	// ready are the workloads the optional readiness wait watches.
 	ready []ObjectRef
+	// created are the objects the era's operator creates for what MicroShift applied
+	// (operatorCreated): pruned with the driver.
+	created []ObjectRef
 }
 
 var (
@@ -51,16 +54,20 @@ var (
 	}
 )
 
+// lvmClusterMarker is the LVMCluster MicroShift creates, the LVMS era's marker.
+var lvmClusterMarker = ObjectRef{Group: "lvm.topolvm.io", Version: "v1alpha1", Kind: "LVMCluster", Namespace: StorageNamespace, Name: "lvms"}
+
 // StorageNamespace is where LVMS and TopoLVM run.
 const StorageNamespace = eras.StorageNamespace
 
 var eraSpecs = []eraSpec{
 	{
 		era:             EraLVMS,
-		marker:          ObjectRef{Group: "lvm.topolvm.io", Version: "v1alpha1", Kind: "LVMCluster", Namespace: StorageNamespace, Name: "lvms"},
+		marker:          lvmClusterMarker,
 		runtimeLvmdCopy: true,
 		legacy:          legacyTopoLVMObjects,
 		ready:           []ObjectRef{deploymentRef(StorageNamespace, "lvms-operator"), daemonSetRef(StorageNamespace, "vg-manager")},
+		created:         []ObjectRef{daemonSetRef(StorageNamespace, "vg-manager")},
 	},
 	{
 		era:           EraTopoLVM,

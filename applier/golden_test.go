@@ -45,6 +45,14 @@ func TestApplyGoldenEras(t *testing.T) {
 			}
 			t.Logf("%s: era %s, %d created, %d skipped %v", ocp, res.Era, len(res.Created), len(res.Skipped), res.Skipped)
 			e.assertNoop(o, res)
+			// Everything applied is proven the applier's afterwards: switching both components
+			// off and pruning deletes it all and leaves nothing foreign behind.
+			o.Storage = StorageConfig{Driver: DriverNone, OptionalCSIComponents: []string{ComponentNone}}
+			o.Prune = true
+			res = e.apply(o)
+			if len(res.Foreign)+len(res.Kept)+len(res.Remaining) != 0 || len(res.Deleted) == 0 {
+				t.Errorf("prune of everything applied: deleted %d, foreign %v, kept %v, remaining %v", len(res.Deleted), refsNamed(res.Foreign), res.Kept, refsNamed(res.Remaining))
+			}
 		})
 	}
 }

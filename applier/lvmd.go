@@ -1,20 +1,23 @@
 package applier
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
-	"os"
 	"slices"
 	"strings"
 
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
 	"github.com/lvms-rebase/lvms-rebase/applier/internal/assets"
 	"github.com/lvms-rebase/lvms-rebase/applier/internal/lvmd"
+	"github.com/lvms-rebase/lvms-rebase/applier/internal/readfile"
 )
 
 // defaultSocketName is lvmd's gRPC socket when the configuration does not name one.
@@ -112,6 +115,13 @@ func parseLvmd(name string, data []byte) (*LvmdConfig, []*LvmdError) {
 	if len(bytes.TrimSpace(assets.StripComments(data))) == 0 {
 		return fail("file is empty; expected socket-name and device-classes")
 	}
+	if n, err := yamlDocuments(data); err != nil {
+		return fail(err.Error())
+	} else if n > 1 {
+		// sigs.k8s.io/yaml, MicroShift and vg-manager read the first document only: the rest
+		// would be ignored without a word.
+		return fail(fmt.Sprintf("has %d YAML documents; lvmd reads only the first, so the others would be ignored: keep one document", n))
+	}
 	// YAMLToJSONStrict rejects duplicate keys. Wrong types and unknown fields are reported by
 	// checkSchema, all of them, by their path with the list index (device-classes[1].colour); the
 	// JSON decoder stops at the first and drops the index.
@@ -149,6 +159,24 @@ func parseLvmd(name string, data []byte) (*LvmdConfig, []*LvmdError) {
 		return nil, problems
 	}
 	return cfg, nil
+}
+
+// yamlDocuments counts the documents of data that hold more than comments.
+func yamlDocuments(data []byte) (int, error) {
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	n := 0
+	for {
+		doc, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+		if len(bytes.TrimSpace(assets.StripComments(doc))) > 0 {
+			n++
+		}
+	}
 }
 
 // Validate checks the rules lvmd enforces at start-up, reporting the first offending field by its
@@ -341,7 +369,7 @@ func defaultLvmd(vgs []string) (*LvmdConfig, string) {
 // volume groups. A file that exists but cannot be read or parsed is an error, never a silent
 // fallback to defaults.
 func loadLvmd(ctx context.Context, path string, vgs VolumeGroupLister) (*LvmdConfig, LvmdSource, error) {
-	data, err := os.ReadFile(path)
+	data, err := ReadLvmdFile(path)
 	switch {
 	case err == nil:
 		cfg, err := parseLvmdConfig(path, data)
@@ -350,7 +378,7 @@ func loadLvmd(ctx context.Context, path string, vgs VolumeGroupLister) (*LvmdCon
 		}
 		return cfg, LvmdSource{Path: path, Message: "Read from " + path}, nil
 	case !errors.Is(err, fs.ErrNotExist):
-		return nil, LvmdSource{Path: path}, fmt.Errorf("reading lvmd config %s: %w", path, err)
+		return nil, LvmdSource{Path: path}, readLvmdError(path, err)
 	}
 	list, err := vgs.VolumeGroups(ctx)
 	if err != nil {
@@ -361,3 +389,29 @@ func loadLvmd(ctx context.Context, path string, vgs VolumeGroupLister) (*LvmdCon
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// readLvmdError names the file in a read error, unless it is an *LvmdError (which does).
+func readLvmdError(path string, err error) error {
+	var le *LvmdError
+	if errors.As(err, &le) {
+		return err
+	}
+	return fmt.Errorf("reading lvmd config %s: %w", path, err)
+}
+
+// MaxLvmdFileSize caps the lvmd file the applier reads (ReadLvmdFile); a real one is a few
+// hundred bytes.
+const MaxLvmdFileSize = 1 << 20
+
+// ReadLvmdFile reads an lvmd configuration file as Apply and WatchLvmd do: a regular file (or a
+// symlink to one) of at most MaxLvmdFileSize bytes. A FIFO, device, socket or directory (checked
+// without blocking) or a larger file is an *LvmdError saying what it is; a missing file's error
+// matches fs.ErrNotExist.
+func ReadLvmdFile(path string) ([]byte, error) {
+	data, err := readfile.Host(path, MaxLvmdFileSize)
+	var re *readfile.Error
+	if errors.As(err, &re) {
+		return nil, &LvmdError{File: path, Reason: re.Reason}
+	}
+	return data, err
+}

@@ -8,7 +8,9 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/lvms-rebase/lvms-rebase/applier/internal/lvmd"
 )
@@ -99,6 +101,14 @@ device-classes:
 		{name: "null class", in: "device-classes:\n- null\n", wantErr: "device-classes[0]: device class is null"},
 		{name: "stripe zero", in: "device-classes:\n- name: a\n  volume-group: vg\n  default: true\n  stripe: 0\n", wantErr: "device-classes[0].stripe"},
 		{name: "not yaml", in: "device-classes: [\n", wantErr: "lvmd config test.yaml"},
+		// A second document is read by nobody (MicroShift, vg-manager and sigs.k8s.io/yaml take
+		// the first): it is refused, not ignored.
+		{name: "second document", in: "device-classes:\n- name: a\n  volume-group: vg\n  default: true\n---\ndevice-classes:\n- name: b\n  volume-group: vg\n  default: true\n", wantErr: "has 2 YAML documents; lvmd reads only the first"},
+		{name: "second document only comments", in: "---\n# head\ndevice-classes:\n- name: a\n  volume-group: vg\n  default: true\n---\n# trailing\n", check: func(t *testing.T, c *LvmdConfig) {
+			if len(c.DeviceClasses) != 1 {
+				t.Errorf("classes %+v", c.DeviceClasses)
+			}
+		}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -222,6 +232,47 @@ func TestLoadLvmd(t *testing.T) {
 	}
 	if _, _, err = loadLvmd(context.Background(), missing, failingVGs{}); !errors.Is(err, ErrNoLVM) {
 		t.Fatalf("vgs failure: %v, want ErrNoLVM", err)
+	}
+}
+
+// An lvmd.yaml that is a FIFO, a device, a directory or huge is an *LvmdError naming the file and
+// what it is, found without blocking, never defaults; Apply fails only the storage component.
+func TestLvmdSpecialFiles(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo.yaml")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	zero := filepath.Join(dir, "zero.yaml")
+	if err := os.Symlink("/dev/zero", zero); err != nil {
+		t.Fatal(err)
+	}
+	huge := filepath.Join(dir, "huge.yaml")
+	mustWriteFile(t, huge, make([]byte, MaxLvmdFileSize+1), 0o644)
+	for path, want := range map[string]string{
+		fifo: "a named pipe (FIFO), not a regular file",
+		zero: "a character device, not a regular file",
+		dir:  "a directory, not a regular file",
+		huge: "more than the 1048576 allowed",
+	} {
+		done := make(chan error, 1)
+		go func() { _, _, err := loadLvmd(context.Background(), path, StaticVolumeGroups{"vg"}); done <- err }()
+		var err error
+		select {
+		case err = <-done:
+		case <-time.After(time.Minute):
+			t.Fatalf("loadLvmd(%s) blocked", path)
+		}
+		var le *LvmdError
+		if !errors.As(err, &le) || le.File != path || !strings.Contains(err.Error(), want) {
+			t.Errorf("loadLvmd(%s) = %v, want an *LvmdError naming it: %q", path, err, want)
+		}
+		o := testOptions(t, "4.18")
+		o.LvmdPath = path
+		pl := mustPrepare(t, o)
+		if !errors.As(pl.storageErr, &le) || pl.result.Plan.Storage || !pl.result.Plan.SnapshotController {
+			t.Errorf("Apply with lvmd %s: storage error %v, plan %+v", path, pl.storageErr, pl.result.Plan)
+		}
 	}
 }
 

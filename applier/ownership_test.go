@@ -2,13 +2,17 @@ package applier
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/lvms-rebase/lvms-rebase/applier/eras"
 )
 
 // create makes an object on the test API server as manager would (no applied-hash annotation),
@@ -167,8 +171,9 @@ func TestSnapshotControllerSwitchedOff(t *testing.T) {
 
 	o.Prune = true
 	res = e.apply(o)
-	if !slices.Equal(refsNamed(res.Deleted), refsNamed(res.Remaining)) || !slices.ContainsFunc(res.Deleted, snapshotControllerRef.SameObject) {
-		t.Errorf("prune deleted %v, remaining %v", refsNamed(res.Deleted), refsNamed(res.Remaining))
+	// Remaining lists what the prune left: nothing (it listed the deleted objects before).
+	if len(res.Remaining) != 0 || len(res.Kept) != 0 || !slices.ContainsFunc(res.Deleted, snapshotControllerRef.SameObject) {
+		t.Errorf("prune deleted %v, remaining %v, kept %v", refsNamed(res.Deleted), refsNamed(res.Remaining), res.Kept)
 	}
 	if _, ok := e.get(snapshotControllerRef); ok {
 		t.Error("snapshot controller still exists after prune")
@@ -226,5 +231,273 @@ func TestSnapshotClassForThinNonDefault(t *testing.T) {
 	res = e.apply(o)
 	if !slices.ContainsFunc(res.Deleted, defaultVSCRef.SameObject) {
 		t.Errorf("unused class not pruned: deleted %v", refsNamed(res.Deleted))
+	}
+}
+
+// recreate deletes ref and creates it again as someone else would, from the live object's
+// content (so only what mutate changes differs), by manager with a plain create (an Update
+// entry) or, when apply, a server-side apply.
+func (e *env) recreate(ref ObjectRef, manager string, apply bool, mutate func(u *unstructured.Unstructured)) {
+	e.t.Helper()
+	ctx := context.Background()
+	live := e.mustGet(ref)
+	if err := e.ri(ref).Delete(ctx, ref.Name, metav1.DeleteOptions{}); err != nil {
+		e.t.Fatal(err)
+	}
+	for i := 0; ; i++ { // background deletion of objects with dependents takes a moment
+		if _, ok := e.get(ref); !ok {
+			break
+		}
+		if i > 100 {
+			e.t.Fatalf("%s not deleted", ref)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	u := &unstructured.Unstructured{Object: map[string]any{}}
+	for k, v := range live.Object {
+		if k != "metadata" && k != "status" {
+			u.Object[k] = v
+		}
+	}
+	u.SetAPIVersion(live.GetAPIVersion())
+	u.SetKind(live.GetKind())
+	u.SetName(live.GetName())
+	u.SetNamespace(live.GetNamespace())
+	u.SetLabels(live.GetLabels())
+	u.SetAnnotations(live.GetAnnotations())
+	mutate(u)
+	var err error
+	if apply {
+		_, err = e.ri(ref).Apply(ctx, ref.Name, u, metav1.ApplyOptions{FieldManager: manager, Force: true})
+	} else {
+		_, err = e.ri(ref).Create(ctx, u, metav1.CreateOptions{FieldManager: manager})
+	}
+	if err != nil {
+		e.t.Fatalf("re-creating %s as %s: %v", ref, manager, err)
+	}
+}
+
+// keptReason is the reason res gives for leaving ref on the cluster, "" when it gives none.
+func keptReason(res *Result, ref ObjectRef) string {
+	for _, k := range res.Kept {
+		if k.Object.SameObject(ref) {
+			return k.Reason
+		}
+	}
+	return ""
+}
+
+// Prune deletes only what it can prove MicroShift's: the applier's Apply entry with content
+// matching the applied-hash, or the operator's object controlled by MicroShift's LVMCluster.
+// Each hostile look-alike survives, is reported in Foreign and Kept with the proof that failed,
+// and Remaining lists nothing that was deleted. (On the code before, every one of them was
+// deleted: the annotation, the manager name "microshift" or a controller reference to anything
+// applied was proof enough.)
+func TestPruneDeletesOnlyProvenObjects(t *testing.T) {
+	e := newEnv(t)
+	o := testOptions(t, "4.18")
+	e.apply(o)
+	e.vgManagerOf() // the operator's DaemonSet, controlled by MicroShift's LVMCluster
+	ns := e.mustGet(storageNamespaceRef)
+
+	hostile := map[ObjectRef]string{}
+	// kubectl's ClusterRole that OLM labels as its own, our applied-hash copied onto it.
+	olmRole := rbac("ClusterRole", "", "lvms-operator")
+	e.recreate(olmRole, "kubectl-create", false, func(u *unstructured.Unstructured) {
+		u.SetLabels(map[string]string{"olm.owner": "lvms-operator.v4.18.0", "olm.owner.kind": "ClusterServiceVersion"})
+	})
+	hostile[olmRole] = "installed through OLM (label olm.owner=lvms-operator.v4.18.0)"
+	// Clients calling themselves microshift: one server-side applies, one writes other rules.
+	applyNamed := rbac("ClusterRole", "", "vg-manager")
+	e.recreate(applyNamed, "microshift", true, func(*unstructured.Unstructured) {})
+	hostile[applyNamed] = `no "microshift" Update entry`
+	otherRules := rbac("Role", StorageNamespace, "vg-manager")
+	e.recreate(otherRules, "microshift", false, func(u *unstructured.Unstructured) {
+		u.Object["rules"] = []any{map[string]any{"apiGroups": []any{""}, "resources": []any{"secrets"}, "verbs": []any{"get"}}}
+	})
+	hostile[otherRules] = "not the Role MicroShift shipped: rules[0] differs"
+	// Controlled by our Namespace: not a workload MicroShift applied.
+	nsOwned := ObjectRef{Version: "v1", Kind: "ServiceAccount", Namespace: StorageNamespace, Name: "vg-manager"}
+	e.recreate(nsOwned, "someone", false, func(u *unstructured.Unstructured) {
+		yes := true
+		u.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: "v1", Kind: "Namespace", Name: ns.GetName(), UID: ns.GetUID(), Controller: &yes}})
+	})
+	hostile[nsOwned] = "no server-side apply by microshift-storage"
+	// MicroShift's Role, one rule edited by hand since.
+	edited := rbac("Role", StorageNamespace, "lvms-operator")
+	role := e.mustGet(edited)
+	rules, _, _ := unstructured.NestedSlice(role.Object, "rules")
+	rules[0].(map[string]any)["verbs"] = []any{"*"}
+	if err := unstructured.SetNestedSlice(role.Object, rules, "rules"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.ri(edited).Update(context.Background(), role, metav1.UpdateOptions{FieldManager: "kubectl-edit"}); err != nil {
+		t.Fatal(err)
+	}
+	hostile[edited] = "changed since microshift-storage applied it"
+
+	o.Storage.Driver, o.Prune = DriverNone, true
+	res := e.apply(o)
+	for ref, want := range hostile {
+		e.mustGet(ref)
+		if !slices.ContainsFunc(res.Foreign, ref.SameObject) {
+			t.Errorf("%s not reported as foreign", ref)
+		}
+		if got := keptReason(res, ref); !strings.Contains(got, want) {
+			t.Errorf("%s kept for %q, want a reason containing %q", ref, got, want)
+		}
+		if slices.ContainsFunc(res.Remaining, ref.SameObject) {
+			t.Errorf("foreign %s listed as remaining", ref)
+		}
+	}
+	for _, ref := range []ObjectRef{lvmsOperatorRef, daemonSetRef(StorageNamespace, "vg-manager"), rbac("ClusterRoleBinding", "", "lvms-operator")} {
+		if !slices.ContainsFunc(res.Deleted, ref.SameObject) {
+			t.Errorf("%s not deleted: deleted %v, kept %v", ref, refsNamed(res.Deleted), res.Kept)
+		}
+	}
+	for _, r := range res.Remaining {
+		if slices.ContainsFunc(res.Deleted, r.SameObject) {
+			t.Errorf("%s both deleted and remaining", r)
+		}
+	}
+	if len(res.Remaining) != 0 {
+		t.Errorf("remaining after a prune that deleted everything proven: %v", refsNamed(res.Remaining))
+	}
+}
+
+// The start-up migrations delete what MicroShift's code before the applier created (4.16's
+// TopoLVM, by library-go: field manager "microshift", operation Update) when the content is what
+// MicroShift shipped, and keep look-alikes: a client calling itself microshift with other rules
+// or with a server-side apply, and an OLM install's binding. (Before, all were deleted.)
+func TestLegacyDeletionProvesMicroShiftsOwn(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	pl := mustPrepare(t, testOptions(t, "4.16"))
+	var mine []string
+	impostors := map[string]func(u *unstructured.Unstructured) (manager string, apply bool){
+		"ClusterRole.rbac.authorization.k8s.io topolvm-node": func(u *unstructured.Unstructured) (string, bool) {
+			u.Object["rules"] = []any{map[string]any{"apiGroups": []any{""}, "resources": []any{"secrets"}, "verbs": []any{"*"}}}
+			return "microshift", false
+		},
+		"ClusterRoleBinding.rbac.authorization.k8s.io topolvm-controller": func(*unstructured.Unstructured) (string, bool) {
+			return "microshift", true
+		},
+		"ClusterRoleBinding.rbac.authorization.k8s.io topolvm-node": func(u *unstructured.Unstructured) (string, bool) {
+			u.SetLabels(map[string]string{"operators.coreos.com/topolvm.openshift-storage": ""})
+			return "microshift", false
+		},
+	}
+	for _, r := range legacyTopoLVMObjects {
+		// The ServiceAccounts, a bare name, record no writer at all: nothing proves them.
+		if _, impostor := impostors[r.String()]; !impostor && r.Kind != "SecurityContextConstraints" && r.Kind != "ServiceAccount" {
+			mine = append(mine, r.String())
+		}
+	}
+	for _, ob := range pl.objects {
+		u := ob.Obj.DeepCopy()
+		ref := ob.Ref()
+		if eras.ClusterScoped(ref.Kind) {
+			u.SetNamespace("")
+			ref.Namespace = ""
+		}
+		if ref.Kind == "CustomResourceDefinition" || ref.Kind == "SecurityContextConstraints" {
+			continue // established by the applier below; no SCC API here
+		}
+		manager, apply := "microshift", false
+		if f, ok := impostors[ref.String()]; ok {
+			manager, apply = f(u)
+		}
+		if ref.Kind == "LogicalVolume" || ref.Kind == "StorageClass" || ref.Kind == "CSIDriver" {
+			continue
+		}
+		var err error
+		if apply {
+			_, err = e.ri(ref).Apply(ctx, ref.Name, u, metav1.ApplyOptions{FieldManager: manager, Force: true})
+		} else {
+			_, err = e.ri(ref).Create(ctx, u, metav1.CreateOptions{FieldManager: manager})
+		}
+		if err != nil {
+			t.Fatalf("creating %s as MicroShift 4.16 did: %v", ref, err)
+		}
+	}
+
+	o := testOptions(t, "4.17")
+	res := e.apply(o)
+	if got := refsNamed(res.Deleted); !slices.Equal(got, mine) {
+		t.Errorf("deleted\n%v\nwant MicroShift's own\n%v", got, mine)
+	}
+	for name, want := range map[string]string{
+		"ClusterRole.rbac.authorization.k8s.io topolvm-node":              "not the ClusterRole MicroShift shipped: rules[0] differs",
+		"ClusterRoleBinding.rbac.authorization.k8s.io topolvm-controller": `no "microshift" Update entry`,
+		"ClusterRoleBinding.rbac.authorization.k8s.io topolvm-node":       "installed through OLM (label operators.coreos.com/topolvm.openshift-storage=)",
+		"ServiceAccount openshift-storage/topolvm-node":                   "no server-side apply by microshift-storage (no field manager recorded)",
+	} {
+		i := slices.IndexFunc(res.Kept, func(s Skip) bool { return s.Object.String() == name })
+		if i < 0 || !strings.Contains(res.Kept[i].Reason, want) {
+			t.Errorf("%s: kept %v, want a reason containing %q", name, res.Kept, want)
+			continue
+		}
+		e.mustGet(res.Kept[i].Object)
+	}
+	if !slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, NotOwnedReason) && strings.Contains(w, "topolvm-node") }) {
+		t.Errorf("warnings %q do not name the objects left alone", res.Warnings)
+	}
+}
+
+// A Deployment or DaemonSet of MicroShift's name that is someone else's is in the way: the
+// component fails naming it, who wrote it and what to do, and it is neither changed nor
+// deleted; the other component is applied. MicroShift's own Deployment from before the applier
+// (manager "microshift", Update) is taken over. (Before, any was silently overwritten.)
+func TestForeignWorkloadInTheWay(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		manager string
+		labels  map[string]string
+		want    string // "" = taken over
+	}{
+		{"helm's", "helm", nil, "helm (Update)"},
+		{"OLM's", "catalog", map[string]string{"olm.owner": "lvms-operator.v4.18.0"}, "installed through OLM, label olm.owner=lvms-operator.v4.18.0"},
+		{"MicroShift's before the applier", "microshift", nil, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			o := testOptions(t, "4.18")
+			e.create(storageNamespaceRef, "microshift", nil)
+			// The assets' own Deployment (an immutable selector does not get in the way), an
+			// older image: a takeover would write it.
+			dep := find(t, mustPrepare(t, o), "Deployment", "lvms-operator")
+			before := e.create(lvmsOperatorRef, tc.manager, map[string]any{"spec": dep.Object["spec"]}, func(u *unstructured.Unstructured) {
+				u.SetLabels(tc.labels)
+				containers, _, _ := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "containers")
+				containers[0].(map[string]any)["image"] = "registry.example/lvms-operator:older"
+				_ = unstructured.SetNestedSlice(u.Object, containers, "spec", "template", "spec", "containers")
+			})
+			res, err := e.applyErr(o)
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("Apply over MicroShift's own Deployment: %v", err)
+				}
+				if !slices.ContainsFunc(res.Updated, lvmsOperatorRef.SameObject) {
+					t.Errorf("updated %v, want the operator taken over", refsNamed(res.Updated))
+				}
+				return
+			}
+			var inTheWay *InTheWayError
+			if !errors.As(err, &inTheWay) || !inTheWay.Object.SameObject(lvmsOperatorRef) {
+				t.Fatalf("Apply = %v, want an *InTheWayError for %s", err, lvmsOperatorRef)
+			}
+			for _, s := range []string{lvmsOperatorRef.String(), tc.want, "neither changed nor deleted", "Remove it"} {
+				if !strings.Contains(err.Error(), s) {
+					t.Errorf("error %q does not say %q", err, s)
+				}
+			}
+			if after := e.mustGet(lvmsOperatorRef); after.GetResourceVersion() != before.GetResourceVersion() {
+				t.Errorf("the foreign Deployment was written (resourceVersion %s → %s)", before.GetResourceVersion(), after.GetResourceVersion())
+			}
+			if res.Components[0].Err == nil || res.Components[1].Err != nil {
+				t.Errorf("components %+v, want storage failed and the snapshot controller applied", res.Components)
+			}
+			e.mustGet(snapshotControllerRef)
+		})
 	}
 }

@@ -445,3 +445,22 @@ func TestPrepareBadLvmd(t *testing.T) {
 		})
 	}
 }
+
+// Waiting for another Apply of the process ends with the caller's context (MicroShift's
+// shutdown), and names what it waited for.
+func TestApplyLockHonoursContext(t *testing.T) {
+	applyLock <- struct{}{} // another Apply is running
+	defer func() { <-applyLock }()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { _, err := Apply(ctx, testOptions(t, "4.18")); done <- err }()
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "waiting for another Apply") {
+			t.Errorf("Apply while another runs, cancelled: %v", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("Apply kept waiting for the lock after its context ended")
+	}
+}

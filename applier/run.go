@@ -63,19 +63,19 @@ func applyPlan(ctx context.Context, k *kube.Client, pl *preparation, comps []*Co
 		reportPreflight(ctx, k, pl, storage.Err, rep)
 	}
 	if snapshot.Err == nil && (len(snapshotObjs) > 0 || len(snapshotDel) > 0) {
-		snapshot.Err = k.RunComponent(ctx, snapshotObjs, snapshotDel, rep)
+		snapshot.Err = k.RunComponent(ctx, snapshotObjs, candidates(snapshotDel), rep)
 	}
 	if storage.Err == nil && (len(storageObjs) > 0 || len(storageDel) > 0) {
-		storage.Err = k.RunComponent(ctx, storageObjs, storageDel, rep)
+		storage.Err = k.RunComponent(ctx, storageObjs, candidates(storageDel), rep)
 		if storage.Err == nil && pl.thinClass != "" {
 			storage.Err = k.EnsureDefaultSnapshotClass(ctx, pl.thinClass, rep)
 		}
 	}
 	if len(pl.pruneSnapshot) > 0 && snapshot.Err == nil {
-		snapshot.Err = k.Remaining(ctx, SnapshotComponent, false, pl.pruneSnapshot, rep)
+		snapshot.Err = k.Remaining(ctx, SnapshotComponent, false, candidates(pl.pruneSnapshot), rep)
 	}
 	if len(pl.pruneStorage) > 0 && storage.Err == nil {
-		storage.Err = k.Remaining(ctx, StorageComponent, true, pl.pruneStorage, rep)
+		storage.Err = k.Remaining(ctx, StorageComponent, true, candidates(pl.pruneStorage), rep)
 	}
 	if pl.o.Wait {
 		waitComponents(ctx, k, pl.ready, storage, snapshot)
@@ -90,6 +90,9 @@ func (r *Result) record(rep *kube.Report) {
 	r.Unchanged = append(r.Unchanged, rep.Unchanged...)
 	r.Remaining = append(r.Remaining, rep.Remaining...)
 	r.Foreign = append(r.Foreign, rep.Foreign...)
+	for _, s := range rep.Kept {
+		r.Kept = append(r.Kept, Skip(s))
+	}
 	for _, s := range rep.Skipped {
 		r.Skipped = append(r.Skipped, Skip(s))
 	}

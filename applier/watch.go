@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -84,7 +83,7 @@ func (o WatchOptions) sync(ctx context.Context) {
 }
 
 func (o WatchOptions) syncOnce(ctx context.Context) LvmdSync {
-	data, err := os.ReadFile(o.LvmdPath)
+	data, err := ReadLvmdFile(o.LvmdPath)
 	switch {
 	case err == nil:
 		src := LvmdSource{Path: o.LvmdPath, Message: "Read from " + o.LvmdPath}
@@ -98,7 +97,7 @@ func (o WatchOptions) syncOnce(ctx context.Context) LvmdSync {
 		written, err := atomicfile.WriteFile(o.RuntimeLvmdPath, data, 0o644)
 		return LvmdSync{Source: src, Written: written, Err: err}
 	case !errors.Is(err, fs.ErrNotExist):
-		return LvmdSync{Source: LvmdSource{Path: o.LvmdPath}, Err: fmt.Errorf("reading lvmd config %s: %w", o.LvmdPath, err)}
+		return LvmdSync{Source: LvmdSource{Path: o.LvmdPath}, Err: readLvmdError(o.LvmdPath, err)}
 	}
 	vgs, err := o.VolumeGroups.VolumeGroups(ctx)
 	if err != nil {

@@ -15,6 +15,8 @@ import (
 	"io/fs"
 	"path"
 	"strings"
+
+	"github.com/lvms-rebase/lvms-rebase/applier/internal/readfile"
 )
 
 // Dir is the release files' directory under MicroShift's assets directory; RepoDir is the
@@ -26,6 +28,9 @@ const (
 
 // FileName is the release file of a MicroShift architecture (x86_64, aarch64).
 func FileName(arch string) string { return "release-" + arch + ".json" }
+
+// MaxFileSize caps a release file Read reads; MicroShift's are a few kilobytes.
+const MaxFileSize = 1 << 20
 
 // RepoPath is the release file of arch in a MicroShift checkout, slash-separated.
 func RepoPath(arch string) string { return path.Join(RepoDir, FileName(arch)) }
@@ -179,7 +184,7 @@ func Read(fsys fs.FS, arch string) (*File, error) {
 		return nil, fmt.Errorf("release images: architecture %q: expected a MicroShift arch such as x86_64 or aarch64", arch)
 	}
 	name := FileName(arch)
-	data, err := fs.ReadFile(fsys, name)
+	data, err := readfile.FS(fsys, name, MaxFileSize)
 	if err != nil {
 		return nil, fmt.Errorf("reading release file %s for arch %s: %w", name, arch, err)
 	}

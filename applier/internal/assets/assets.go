@@ -28,6 +28,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/lvms-rebase/lvms-rebase/applier/eras"
+	"github.com/lvms-rebase/lvms-rebase/applier/internal/readfile"
 	"github.com/lvms-rebase/lvms-rebase/applier/jsonvalue"
 )
 
@@ -85,7 +86,11 @@ type File struct {
 	Data []byte
 }
 
-// Read lists the YAML files of both components in name order.
+// MaxFileSize caps one asset file; the largest, a CRD, is about 100 KiB.
+const MaxFileSize = 8 << 20
+
+// Read lists the YAML files of both components in name order: regular files only, each at most
+// MaxFileSize.
 func Read(fsys fs.FS) ([]File, error) {
 	var files []File
 	for _, d := range []struct {
@@ -110,9 +115,13 @@ func Read(fsys fs.FS) ([]File, error) {
 			if _, skip := skippedFiles[p]; skip {
 				continue
 			}
-			data, err := fs.ReadFile(fsys, p)
+			if !e.Type().IsRegular() {
+				// lvms-rebase writes regular files; a link or a FIFO is not an asset it wrote.
+				return nil, fmt.Errorf("asset %s: %s, not a regular file (nothing applied or deleted)", p, readfile.Describe(e.Type()))
+			}
+			data, err := readfile.FS(fsys, p, MaxFileSize)
 			if err != nil {
-				return nil, fmt.Errorf("reading asset %s: %w", p, err)
+				return nil, fmt.Errorf("reading asset: %w", err)
 			}
 			files = append(files, File{Path: p, Comp: d.comp, Data: data})
 		}

@@ -2,7 +2,10 @@ package assets
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"testing/fstest"
 
@@ -102,5 +105,38 @@ func TestRead(t *testing.T) {
 	}
 	if _, err := Read(fstest.MapFS{StorageDir + "/README.md": cm, SnapshotDir + "/b.yaml": cm}); err == nil || !strings.Contains(err.Error(), "has no YAML files") {
 		t.Errorf("Read without storage YAML: %v", err)
+	}
+}
+
+// An asset that is a FIFO, a symbolic link or larger than the cap is an error naming it; nothing
+// is read from it (a FIFO would block the start-up, a link to /dev/zero fill memory).
+func TestReadRefusesIrregularFiles(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		make func(p string) error
+		want string
+	}{
+		{"fifo.yaml", func(p string) error { return syscall.Mkfifo(p, 0o644) }, "a named pipe (FIFO), not a regular file"},
+		{"zero.yaml", func(p string) error { return os.Symlink("/dev/zero", p) }, "a symbolic link, not a regular file"},
+		{"huge.yaml", func(p string) error { return os.WriteFile(p, make([]byte, MaxFileSize+1), 0o644) }, "more than the 8388608 allowed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			for _, d := range []string{StorageDir, SnapshotDir} {
+				if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(root, d, "a.yaml"), []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := tc.make(filepath.Join(root, StorageDir, tc.name)); err != nil {
+				t.Fatal(err)
+			}
+			_, err := Read(os.DirFS(root))
+			if err == nil || !strings.Contains(err.Error(), StorageDir+"/"+tc.name) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Read = %v, want an error naming %s: %q", err, tc.name, tc.want)
+			}
+		})
 	}
 }

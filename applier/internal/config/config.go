@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/lvms-rebase/lvms-rebase/applier/internal/readfile"
 )
 
 // Merged reads configFile, then every *.yaml file under dropInDir in lexical walk order
@@ -32,9 +34,9 @@ func Merged(configFile, dropInDir string) (raw []byte, name string, err error) {
 		return nil, "", err
 	}
 	for _, f := range append(files, dropIns...) {
-		data, err := os.ReadFile(f)
+		data, err := readfile.Host(f, MaxFileSize)
 		if err != nil {
-			return nil, "", fmt.Errorf("reading MicroShift config %s: %w", f, err)
+			return nil, "", fmt.Errorf("reading MicroShift config: %w", err)
 		}
 		if strings.TrimSpace(string(data)) == "" {
 			continue
@@ -59,7 +61,14 @@ func Merged(configFile, dropInDir string) (raw []byte, name string, err error) {
 	return raw, name, nil
 }
 
-// dropInFiles lists dir's *.yaml files as MicroShift's filepath.WalkDir does.
+// MaxFileSize caps each configuration file; MaxDropIns the drop-in files read from one
+// directory. A real config.yaml is a few kilobytes, and MicroShift ships a handful of drop-ins.
+const (
+	MaxFileSize = 1 << 20
+	MaxDropIns  = 256
+)
+
+// dropInFiles lists dir's *.yaml files as MicroShift's filepath.WalkDir does, at most MaxDropIns.
 func dropInFiles(dir string) ([]string, error) {
 	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -70,6 +79,9 @@ func dropInFiles(dir string) ([]string, error) {
 			return err
 		}
 		if !d.IsDir() && filepath.Ext(d.Name()) == ".yaml" {
+			if len(out) == MaxDropIns {
+				return fmt.Errorf("more than %d *.yaml drop-in files", MaxDropIns)
+			}
 			out = append(out, path)
 		}
 		return nil

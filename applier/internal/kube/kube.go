@@ -49,6 +49,11 @@ const (
 	// AppliedHashAnnotation records a hash of the applied object, so that fields removed from the
 	// assets are noticed even though the live object still contains everything that was sent.
 	AppliedHashAnnotation = "lvms.microshift.io/applied-hash"
+	// AppliedContentAnnotation records a hash of what the API server stores of the fields the
+	// applier owns (server defaults inside them included; a dry run shows it before the apply).
+	// It is how a later deletion proves the object's content still what the applier applied
+	// (appliedProof).
+	AppliedContentAnnotation = "lvms.microshift.io/applied-content"
 )
 
 // Options configures a Client: the applier's Options that concern the API server.
@@ -73,10 +78,13 @@ type Skip struct {
 // into its Result.
 type Report struct {
 	Created, Updated, Deleted, Unchanged []eras.ObjectRef
-	// Remaining are objects of a switched-off component found on the cluster; Foreign those the
-	// Client would have deleted but cannot prove MicroShift applied (NotOwnedReason).
+	// Remaining are objects of a switched-off component still on the cluster (without Prune all
+	// that were found, with Prune those it did not delete); Foreign those the Client would have
+	// deleted but cannot prove MicroShift's (NotOwnedReason).
 	Remaining, Foreign []eras.ObjectRef
 	Skipped            []Skip
+	// Kept are the objects the Client would have deleted and left on the cluster, each with why.
+	Kept []Skip
 	// Warnings are non-fatal conditions, also logged.
 	Warnings []string
 }
@@ -153,8 +161,8 @@ func waitReachable(ctx context.Context, o Options, cfg *rest.Config, disc discov
 }
 
 // RunComponent applies one component's CRDs, waits for them, deletes its declared legacy objects
-// (those it can prove MicroShift applied) and applies the rest, recording the outcome in rep.
-func (k *Client) RunComponent(ctx context.Context, objs []assets.Object, deletes []eras.ObjectRef, rep *Report) error {
+// (those it can prove MicroShift's) and applies the rest, recording the outcome in rep.
+func (k *Client) RunComponent(ctx context.Context, objs []assets.Object, deletes []Candidate, rep *Report) error {
 	var crds, rest []assets.Object
 	for _, ob := range objs {
 		if ob.Obj.GetKind() == "CustomResourceDefinition" {
@@ -282,19 +290,21 @@ func (k *Client) apply(ctx context.Context, ob assets.Object, rep *Report) error
 	if exists && gvk.Kind == "CustomResourceDefinition" && k.leftToOthers(live, u, rep) {
 		return nil
 	}
+	if exists {
+		if err := inTheWay(live, ob.File); err != nil {
+			return err
+		}
+	}
 
 	hash, err := setAppliedHash(u)
 	if err != nil {
 		return fmt.Errorf("hashing %s: %w", ref, err)
 	}
-	if exists && live.GetAnnotations()[AppliedHashAnnotation] == hash && contains(live.Object, u.Object) {
+	if exists && live.GetAnnotations()[AppliedHashAnnotation] == hash && live.GetAnnotations()[AppliedContentAnnotation] != "" && contains(live.Object, u.Object) {
 		rep.Unchanged = append(rep.Unchanged, ref)
 		return nil
 	}
-	err = k.retry(ctx, "apply "+ref.String(), func() error {
-		_, err := ri.Apply(ctx, u.GetName(), u, metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
-		return err
-	})
+	err = k.retry(ctx, "apply "+ref.String(), func() error { return applyRecorded(ctx, ri, u, true) })
 	if err != nil {
 		return fmt.Errorf("applying %s from %s: %w", ref, ob.File, err)
 	}
@@ -365,7 +375,7 @@ func (k *Client) createOnly(ctx context.Context, ri dynamic.ResourceInterface, u
 	// The operator's validating webhook may match the LVMCluster before the operator serves it
 	// (the Deployment was applied moments ago), so webhook failures are retried like an
 	// unreachable API server.
-	err := k.retry(ctx, "create "+ref.String(), func() error { return createAbsent(ctx, ri, u) })
+	err := k.retry(ctx, "create "+ref.String(), func() error { return applyRecorded(ctx, ri, u, false) })
 	if err != nil {
 		if apierrors.IsAlreadyExists(err) || apierrors.IsConflict(err) {
 			rep.Unchanged = append(rep.Unchanged, ref)
@@ -385,6 +395,33 @@ func (k *Client) createOnly(ctx context.Context, ri dynamic.ResourceInterface, u
 // milliseconds: that one request was most of a first start.
 func createAbsent(ctx context.Context, ri dynamic.ResourceInterface, u *unstructured.Unstructured) error {
 	_, err := ri.Apply(ctx, u.GetName(), u, metav1.ApplyOptions{FieldManager: FieldManager})
+	return err
+}
+
+// applyRecorded server-side applies u (with Force, or refusing others' fields) and records in
+// its AppliedContentAnnotation what the API server stores of the applier's fields: a dry run of
+// the same apply shows it, server defaults included, so the record is exact whatever the API
+// server fills in (a fieldRef's apiVersion inside an atomic field, say).
+func applyRecorded(ctx context.Context, ri dynamic.ResourceInterface, u *unstructured.Unstructured, force bool) error {
+	opts := metav1.ApplyOptions{FieldManager: FieldManager, Force: force}
+	dry := opts
+	dry.DryRun = []string{metav1.DryRunAll}
+	out, err := ri.Apply(ctx, u.GetName(), u, dry)
+	if err != nil {
+		return err
+	}
+	content, err := contentHash(out)
+	if err != nil {
+		return fmt.Errorf("recording the applied content: %w", err)
+	}
+	rec := u.DeepCopy()
+	ann := rec.GetAnnotations()
+	if ann == nil {
+		ann = map[string]string{}
+	}
+	ann[AppliedContentAnnotation] = content
+	rec.SetAnnotations(ann)
+	_, err = ri.Apply(ctx, rec.GetName(), rec, opts)
 	return err
 }
 
@@ -539,29 +576,34 @@ func (k *Client) waitEstablished(ctx context.Context, crds []assets.Object) erro
 }
 
 // deleteLegacy removes the objects of the other era (or of a switched-off snapshot webhook) that
-// the applier can prove it applied, and waits until they are gone, bounded by DeleteTimeout. The
-// rest are reported in Report.Foreign and left alone.
-func (k *Client) deleteLegacy(ctx context.Context, refs []eras.ObjectRef, rep *Report) error {
-	found, err := k.lookupOwned(ctx, refs, rep)
+// the applier can prove MicroShift's, and waits until they are gone, bounded by DeleteTimeout.
+// The rest are reported in Report.Foreign and Report.Kept and left alone.
+func (k *Client) deleteLegacy(ctx context.Context, cands []Candidate, rep *Report) error {
+	found, err := k.lookupOwned(ctx, cands, rep)
 	if err != nil {
 		return fmt.Errorf("legacy objects: %w", err)
 	}
-	return k.deleteObjects(ctx, found, rep)
+	_, err = k.deleteObjects(ctx, found, rep)
+	return err
 }
 
 // deleteObjects deletes objs, each on condition that its UID is still the one checked, and waits
-// until all are gone, bounded by one DeleteTimeout.
-func (k *Client) deleteObjects(ctx context.Context, objs []liveObject, rep *Report) error {
+// until all are gone, bounded by one DeleteTimeout. It returns the objects it did not delete
+// (replaced since they were checked, recorded in rep.Kept).
+func (k *Client) deleteObjects(ctx context.Context, objs []liveObject, rep *Report) ([]liveObject, error) {
+	var kept []liveObject
 	for _, o := range objs {
 		policy := metav1.DeletePropagationBackground
 		opts := metav1.DeleteOptions{PropagationPolicy: &policy, Preconditions: &metav1.Preconditions{UID: &o.uid}}
 		err := k.retry(ctx, "delete "+o.ref.String(), func() error { return o.ri.Delete(ctx, o.ref.Name, opts) })
 		if apierrors.IsConflict(err) {
 			// Replaced since it was checked: the new object is not the one proven ours.
+			kept = append(kept, o)
+			rep.Kept = append(rep.Kept, Skip{Object: o.ref, Reason: "replaced by another object of the same name since it was proven MicroShift's; left alone"})
 			continue
 		}
 		if err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("deleting %s: %w", o.ref, err)
+			return kept, fmt.Errorf("deleting %s: %w", o.ref, err)
 		}
 		k.log.Info("deleted", "object", o.ref)
 		rep.Deleted = append(rep.Deleted, o.ref)
@@ -572,14 +614,14 @@ func (k *Client) deleteObjects(ctx context.Context, objs []liveObject, rep *Repo
 	defer cancel()
 	for _, o := range objs {
 		err := k.poll(wctx, k.o.DeleteTimeout, k.shortPoll(), func() (bool, error) {
-			u, err := o.ri.Get(ctx, o.ref.Name, metav1.GetOptions{})
+			u, err := o.ri.Get(wctx, o.ref.Name, metav1.GetOptions{})
 			return apierrors.IsNotFound(err) || err == nil && u.GetUID() != o.uid, nil
 		})
 		if err != nil {
-			return fmt.Errorf("waiting for legacy %s to be deleted: %w", o.ref, err)
+			return kept, fmt.Errorf("waiting for %s to be deleted: %w", o.ref, err)
 		}
 	}
-	return nil
+	return kept, nil
 }
 
 // WaitReady waits until every workload exists and its rollout is complete, bounded by

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 )
@@ -76,32 +75,5 @@ func TestRolloutComplete(t *testing.T) {
 				t.Errorf("rolloutComplete = %v (%s), want %v", got, state, tc.want)
 			}
 		})
-	}
-}
-
-func TestAppliedByUs(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		mod  func(u *unstructured.Unstructured)
-		want bool
-	}{
-		{"nothing", func(*unstructured.Unstructured) {}, false},
-		{"annotation", func(u *unstructured.Unstructured) { u.SetAnnotations(map[string]string{AppliedHashAnnotation: "x"}) }, true},
-		{"applier manager", func(u *unstructured.Unstructured) {
-			u.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: "kube-controller-manager"}, {Manager: FieldManager}})
-		}, true},
-		{"MicroShift before the applier", func(u *unstructured.Unstructured) {
-			u.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: "microshift"}})
-		}, true},
-		{"OLM", func(u *unstructured.Unstructured) {
-			u.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: "catalog"}, {Manager: "olm"}})
-			u.SetAnnotations(map[string]string{"olm.operatorGroup": "x"})
-		}, false},
-	} {
-		u := &unstructured.Unstructured{Object: map[string]any{}}
-		tc.mod(u)
-		if got := appliedByUs(u); got != tc.want {
-			t.Errorf("%s: appliedByUs = %v, want %v", tc.name, got, tc.want)
-		}
 	}
 }

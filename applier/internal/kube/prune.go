@@ -14,12 +14,13 @@ import (
 	"github.com/lvms-rebase/lvms-rebase/applier/eras"
 )
 
-// Remaining handles a switched-off component (comp, the storage driver when storage): it reports the objects an earlier start left
-// on the cluster in rep.Remaining, or with Options.Prune deletes them and waits until they are
-// gone. Only candidates the applier can prove it applied count (the others go to rep.Foreign).
-// Pruning storage is refused while volumes or snapshots of the driver exist (guardVolumes),
-// unless ForcePrune; a refused prune deletes nothing.
-func (k *Client) Remaining(ctx context.Context, comp string, storage bool, candidates []eras.ObjectRef, rep *Report) error {
+// Remaining handles a switched-off component (comp, the storage driver when storage): it reports
+// the objects an earlier start left on the cluster in rep.Remaining, or with Options.Prune deletes
+// them and waits until they are gone; rep.Remaining then lists only what it left, and rep.Kept
+// says why. Only candidates the applier can prove MicroShift's count (the others go to
+// rep.Foreign). Pruning storage is refused while volumes or snapshots of the driver exist
+// (guardVolumes), unless ForcePrune; a refused prune deletes nothing.
+func (k *Client) Remaining(ctx context.Context, comp string, storage bool, candidates []Candidate, rep *Report) error {
 	found, err := k.lookupOwned(ctx, candidates, rep)
 	if err != nil {
 		return err
@@ -34,22 +35,36 @@ func (k *Client) Remaining(ctx context.Context, comp string, storage bool, candi
 	}
 	var names []string
 	for _, f := range found {
-		rep.Remaining = append(rep.Remaining, f.ref)
 		names = append(names, f.ref.String())
 	}
 	if !k.o.Prune {
 		msg := fmt.Sprintf("%s is switched off but %d of its objects from an earlier start remain: %s; Options.Prune deletes them", comp, len(found), strings.Join(names, ", "))
 		k.log.Warn(msg)
 		rep.Warnings = append(rep.Warnings, msg)
+		rep.Remaining = append(rep.Remaining, liveRefs(found)...)
 		return nil
 	}
 	if storage && !k.o.ForcePrune {
 		if err := k.guardVolumes(ctx); err != nil {
+			for _, f := range found {
+				rep.Remaining = append(rep.Remaining, f.ref)
+				rep.Kept = append(rep.Kept, Skip{Object: f.ref, Reason: "prune refused: volumes or snapshots of " + topolvmDriver + " exist"})
+			}
 			return err
 		}
 	}
 	k.log.Info("pruning switched-off component", "component", comp, "count", len(found))
-	return k.deleteObjects(ctx, found, rep)
+	kept, err := k.deleteObjects(ctx, found, rep)
+	rep.Remaining = append(rep.Remaining, liveRefs(kept)...)
+	return err
+}
+
+func liveRefs(objs []liveObject) []eras.ObjectRef {
+	var out []eras.ObjectRef
+	for _, o := range objs {
+		out = append(out, o.ref)
+	}
+	return out
 }
 
 // guardVolumes refuses to remove the storage driver while PersistentVolumes or
@@ -144,5 +159,7 @@ func (k *Client) keepUsedSnapshotClass(ctx context.Context, found []liveObject, 
 	msg := fmt.Sprintf("%s kept: VolumeSnapshots %s use it", DefaultSnapshotClassRef, strings.Join(users, ", "))
 	k.log.Warn(msg)
 	rep.Warnings = append(rep.Warnings, msg)
+	rep.Remaining = append(rep.Remaining, DefaultSnapshotClassRef)
+	rep.Kept = append(rep.Kept, Skip{Object: DefaultSnapshotClassRef, Reason: "in use: VolumeSnapshots " + strings.Join(users, ", ") + " name it"})
 	return slices.Delete(found, i, i+1), nil
 }

@@ -74,7 +74,12 @@ func (k *Client) EnsureDefaultSnapshotClass(ctx context.Context, dc string, rep 
 			return nil
 		}
 	}
-	err = k.retry(ctx, "create "+ref.String(), func() error { return createAbsent(ctx, ri, DefaultSnapshotClass()) })
+	vsc := DefaultSnapshotClass()
+	// The applied-hash makes it provably the applier's (a prune may delete it).
+	if _, err := setAppliedHash(vsc); err != nil {
+		return fmt.Errorf("hashing %s: %w", ref, err)
+	}
+	err = k.retry(ctx, "create "+ref.String(), func() error { return applyRecorded(ctx, ri, vsc, false) })
 	if apierrors.IsAlreadyExists(err) || apierrors.IsConflict(err) {
 		rep.Unchanged = append(rep.Unchanged, ref)
 		return nil

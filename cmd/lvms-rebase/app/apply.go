@@ -188,10 +188,13 @@ type applyResultJSON struct {
 	Unchanged          []objectJSON  `json:"unchanged"`
 	Skipped            []skippedJSON `json:"skipped"`
 	Warnings           []string      `json:"warnings"`
-	// Remaining are objects of switched-off components (see --prune).
+	// Remaining are objects of switched-off components still on the cluster: without --prune
+	// every one found, with it those the prune left (kept says why).
 	Remaining []objectJSON `json:"remaining"`
-	// Foreign are objects the applier would have deleted but did not apply: left alone.
-	Foreign    []objectJSON    `json:"foreign"`
+	// Foreign are objects the applier would have deleted but cannot prove MicroShift's: left alone.
+	Foreign []objectJSON `json:"foreign"`
+	// Kept are all objects the applier would have deleted and left on the cluster, with why.
+	Kept       []skippedJSON   `json:"kept"`
 	Components []componentJSON `json:"components"`
 }
 
@@ -222,19 +225,25 @@ func objectsJSON(refs []applier.ObjectRef) []objectJSON {
 	return out
 }
 
+func skipsJSON(skips []applier.Skip) []skippedJSON {
+	out := make([]skippedJSON, 0, len(skips))
+	for _, s := range skips {
+		out = append(out, skippedJSON{objectsJSON([]applier.ObjectRef{s.Object})[0], s.Reason})
+	}
+	return out
+}
+
 // printApplyResult prints the result as -o asks; with -q (quiet) the text summary is left out.
 func printApplyResult(out io.Writer, format string, quiet bool, res *applier.Result) error {
 	if output.IsMachine(format) {
 		j := applyResultJSON{Era: string(res.Era), Lvmd: res.Lvmd.Message, LvmdPath: res.Lvmd.Path, LvmdChecksum: res.LvmdChecksum,
 			RuntimeLvmdWritten: res.RuntimeLvmdWritten, Created: objectsJSON(res.Created), Updated: objectsJSON(res.Updated),
-			Deleted: objectsJSON(res.Deleted), Unchanged: objectsJSON(res.Unchanged), Skipped: []skippedJSON{}, Warnings: res.Warnings}
-		for _, s := range res.Skipped {
-			j.Skipped = append(j.Skipped, skippedJSON{objectsJSON([]applier.ObjectRef{s.Object})[0], s.Reason})
-		}
+			Deleted: objectsJSON(res.Deleted), Unchanged: objectsJSON(res.Unchanged), Warnings: res.Warnings}
+		j.Skipped = skipsJSON(res.Skipped)
 		if j.Warnings == nil {
 			j.Warnings = []string{}
 		}
-		j.Remaining, j.Foreign = objectsJSON(res.Remaining), objectsJSON(res.Foreign)
+		j.Remaining, j.Foreign, j.Kept = objectsJSON(res.Remaining), objectsJSON(res.Foreign), skipsJSON(res.Kept)
 		j.Components = []componentJSON{}
 		for _, c := range res.Components {
 			cj := componentJSON{Name: c.Name, Enabled: c.Enabled}
@@ -269,8 +278,8 @@ func printApplyText(out io.Writer, res *applier.Result) {
 	for _, r := range res.Remaining {
 		fmt.Fprintf(out, "remaining %s\n", r)
 	}
-	for _, r := range res.Foreign {
-		fmt.Fprintf(out, "left alone %s: %s\n", r, applier.NotOwnedReason)
+	for _, k := range res.Kept {
+		fmt.Fprintf(out, "kept %s: %s\n", k.Object, k.Reason)
 	}
 	for _, c := range res.Components {
 		switch {

@@ -1,13 +1,23 @@
 package app
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -178,6 +188,121 @@ current-context: one
 			code, _, errOut := runMain(t, append(slices.Clone(base), tc.args...)...)
 			if code != tc.wantCode || !strings.Contains(errOut, tc.want) {
 				t.Errorf("exit %d (want %d), stderr %q (want %q)", code, tc.wantCode, errOut, tc.want)
+			}
+		})
+	}
+}
+
+// apply --prune -o json lists what the prune deleted, and as remaining and kept only what it
+// left, with why; the text form says "kept … : why". (Before, remaining repeated the deleted
+// objects after a prune.)
+func TestApplyPruneReportsWhatItLeft(t *testing.T) {
+	cfg := controlplanetest.Start(t)
+	kc := writeKubeconfig(t, cfg)
+	dir := t.TempDir()
+	base := []string{"apply", "--kubeconfig", kc, "--assets", applyAssets, "--lvmd", filepath.Join(dir, "none.yaml"), "--runtime-lvmd", filepath.Join(dir, "rt.yaml"), "--volume-groups", "rhel"}
+	if code, out, errOut := runMain(t, base...); code != ExitOK {
+		t.Fatalf("first apply: exit %d\n%s%s", code, out, errOut)
+	}
+	// Someone's own ClusterRole takes the name of one of MicroShift's.
+	dyn := dynamic.NewForConfigOrDie(cfg)
+	crs := dyn.Resource(schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"})
+	ctx := context.Background()
+	if err := crs.Delete(ctx, "vg-manager", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	theirs := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": map[string]any{"name": "vg-manager"},
+		"rules": []any{map[string]any{"apiGroups": []any{""}, "resources": []any{"nodes"}, "verbs": []any{"get"}}}}}
+	if _, err := crs.Create(ctx, theirs, metav1.CreateOptions{FieldManager: "kubectl-create"}); err != nil {
+		t.Fatal(err)
+	}
+	none := filepath.Join(dir, "config.yaml")
+	mustWriteFile(t, none, []byte("storage:\n  driver: none\n"), 0o644)
+	prune := append(base, "--config", none, "--prune")
+	code, out, errOut := runMain(t, append(prune, "-o", "json")...)
+	if code != ExitOK {
+		t.Fatalf("apply --prune: exit %d\n%s%s", code, out, errOut)
+	}
+	var res struct {
+		Deleted, Remaining, Foreign []struct{ Kind, Name string }
+		Kept                        []struct{ Kind, Name, Reason string }
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if len(res.Deleted) == 0 || len(res.Remaining) != 0 || len(res.Foreign) != 1 || len(res.Kept) != 1 ||
+		res.Kept[0].Name != "vg-manager" || !strings.Contains(res.Kept[0].Reason, "no server-side apply by microshift-storage (written by kubectl-create (Update))") {
+		t.Errorf("apply --prune -o json: %+v", res)
+	}
+	code, out, errOut = runMain(t, prune...)
+	if code != ExitOK || !strings.Contains(out, "kept ClusterRole.rbac.authorization.k8s.io vg-manager: not applied by MicroShift; left alone: no server-side apply") ||
+		!strings.Contains(out, "0 deleted") || strings.Contains(out, "remaining ") {
+		t.Errorf("second apply --prune: exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+// apply honours SIGINT and SIGTERM in its waits: against an API server that accepts
+// connections and never answers, a signal ends the run at once with 130 or 143 and says so.
+func TestApplySignalEndsTheWait(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the test binary")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	held := make(chan net.Conn, 64) // connections held open, never answered
+	t.Cleanup(func() {
+		close(held)
+		for c := range held {
+			c.Close()
+		}
+	})
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			select {
+			case held <- c:
+			default:
+				c.Close()
+			}
+		}
+	}()
+	kc := filepath.Join(t.TempDir(), "kubeconfig")
+	mustWriteFile(t, kc, []byte("apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: https://"+l.Addr().String()+"\n    insecure-skip-tls-verify: true\ncontexts:\n- name: c\n  context:\n    cluster: c\ncurrent-context: c\n"), 0o600)
+	for _, tc := range []struct {
+		sig  syscall.Signal
+		code int
+	}{{syscall.SIGINT, ExitSIGINT}, {syscall.SIGTERM, ExitSIGTERM}} {
+		t.Run(tc.sig.String(), func(t *testing.T) {
+			dir := t.TempDir()
+			args, _ := json.Marshal([]string{"apply", "--kubeconfig", kc, "--assets", applyAssets, "--lvmd", filepath.Join(dir, "none.yaml"),
+				"--runtime-lvmd", filepath.Join(dir, "rt.yaml"), "--volume-groups", "rhel", "--timeout", "10m", "-v", "1"})
+			cmd := exec.Command(os.Args[0], "-test.run=^TestMainHelper$")
+			cmd.Env = append(os.Environ(), "LVMS_REBASE_MAIN_ARGS="+string(args))
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(2 * time.Second) // inside the wait for the API server
+			if err := cmd.Process.Signal(tc.sig); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			select {
+			case <-done:
+			case <-time.After(time.Minute):
+				_ = cmd.Process.Kill()
+				t.Fatalf("apply did not end after %s:\n%s", tc.sig, stderr.String())
+			}
+			if got := cmd.ProcessState.ExitCode(); got != tc.code || !strings.Contains(stderr.String(), "interrupted") {
+				t.Errorf("exit %d, want %d and a message saying it was interrupted:\n%s", got, tc.code, stderr.String())
 			}
 		})
 	}
