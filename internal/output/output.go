@@ -23,6 +23,8 @@ const (
 	KindRebaseResult = "RebaseResult"
 	KindResolution   = "Resolution"
 	KindApplyResult  = "ApplyResult"
+	KindLvmdCheck    = "LvmdCheck"
+	KindVersion      = "Version"
 )
 
 // The output formats of -o.

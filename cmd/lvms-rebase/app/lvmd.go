@@ -4,12 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
+	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/lvms-rebase/lvms-rebase/applier"
+	"github.com/lvms-rebase/lvms-rebase/internal/output"
 )
 
 // newLvmdCommand is `lvmd`, the lvmd.yaml tools; `lvmd check` is its only subcommand.
@@ -23,14 +24,17 @@ func newLvmdCommand(streams IOStreams) *cobra.Command {
 		},
 	}
 	var vgs []string
+	var format string
 	check := &cobra.Command{
 		Use:   "check FILE [--volume-groups VG,…]",
 		Short: "Check an lvmd.yaml as MicroShift's storage start-up does, and against the host's volume groups",
 		Long: `check validates FILE offline as the applier does at start-up (every TopoLVM lvmd field; unknown
-fields, duplicate keys, wrong types and the rules lvmd enforces), then checks every device class
-against the host: its volume group must exist, and a thin class's pool too. The host's groups
-come from vgs (and thin pools from lvs) when LVM is installed, or from --volume-groups, e.g. when
-building an OS image with the file baked in. Every problem is listed; any problem exits 1.`,
+fields, duplicate keys, wrong types and the rules lvmd enforces; one YAML document, since lvmd
+reads only the first), then checks every device class against the host: its volume group must
+exist, and a thin class's pool too. The host's groups come from vgs (and thin pools from lvs)
+when LVM is installed, or from --volume-groups, e.g. when building an OS image with the file
+baked in; without either the host is not checked, and the output says so. FILE must be a
+regular file (or a link to one). Every problem is listed; any problem exits 1.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usageError("lvmd check: expected one FILE, got %d arguments", len(args))
@@ -38,52 +42,120 @@ building an OS image with the file baked in. Every problem is listed; any proble
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runLvmdCheck(cmd.Context(), streams, args[0], vgs)
+			return runLvmdCheck(cmd.Context(), streams, args[0], vgs, format)
 		},
 	}
 	check.Flags().StringSliceVar(&vgs, "volume-groups", nil, "the host's volume groups, instead of running vgs (thin pools are then not checked)")
+	addOutputFlag(check.Flags(), &format)
 	cmd.AddCommand(check)
 	return cmd
 }
 
-func runLvmdCheck(ctx context.Context, streams IOStreams, file string, vgs []string) error {
-	data, err := os.ReadFile(file)
+// lvmdCheckJSON is `lvmd check -o json|yaml` (kind LvmdCheck): the file, whether it is valid,
+// its device classes, every problem, and what was checked of the host.
+type lvmdCheckJSON struct {
+	File  string `json:"file"`
+	Valid bool   `json:"valid"`
+	// DeviceClasses are the valid file's device classes by name; empty: storage is not deployed.
+	DeviceClasses []string          `json:"deviceClasses"`
+	Problems      []lvmdProblemJSON `json:"problems"`
+	Host          lvmdHostCheckJSON `json:"host"`
+}
+
+type lvmdProblemJSON struct {
+	// Field is the YAML path (device-classes[1].spare-gb), empty for the file as a whole.
+	Field  string `json:"field,omitempty"`
+	Reason string `json:"reason"`
+}
+
+// lvmdHostCheckJSON says whether the device classes were checked against the host: Checked
+// with the Source of the volume groups, or not and why (Skipped).
+type lvmdHostCheckJSON struct {
+	Checked bool   `json:"checked"`
+	Source  string `json:"source,omitempty"`
+	Skipped string `json:"skipped,omitempty"`
+}
+
+func runLvmdCheck(ctx context.Context, streams IOStreams, file string, vgs []string, format string) error {
+	if err := checkOutput(format); err != nil {
+		return err
+	}
+	data, err := applier.ReadLvmdFile(file)
 	if err != nil {
 		return usageError("lvmd check: %v", err)
 	}
+	res := lvmdCheckJSON{File: file, DeviceClasses: []string{}, Problems: []lvmdProblemJSON{}}
 	cfg, problems := applier.LvmdProblems(file, data)
-	host := "not checked: the file has problems"
+	res.Host.Skipped = "the file has problems"
 	if cfg != nil {
-		var lister applier.VolumeGroupLister = applier.VGSLister{}
-		host = "volume groups and thin pools from vgs and lvs"
-		if vgs != nil {
-			lister, host = applier.StaticVolumeGroups(vgs), "volume groups from --volume-groups (thin pools not checked)"
-		}
-		hostProblems, err := applier.CheckLvmdHost(ctx, file, cfg, lister)
-		switch {
-		case errors.Is(err, applier.ErrNoLVM):
-			host = "not checked: LVM is not installed here (give --volume-groups)"
-		case err != nil:
-			return fmt.Errorf("lvmd check %s: host check: %w", file, err)
+		hostProblems, err := checkLvmdHost(ctx, file, cfg, vgs, &res.Host)
+		if err != nil {
+			return err
 		}
 		problems = append(problems, hostProblems...)
 	}
 	for _, p := range problems {
-		fmt.Fprintf(streams.Out, "problem: %s\n", p)
+		res.Problems = append(res.Problems, lvmdProblemJSON{Field: p.Field, Reason: p.Reason})
 	}
-	fmt.Fprintf(streams.Out, "host: %s\n", host)
-	if len(problems) > 0 {
+	if res.Valid = len(problems) == 0; res.Valid {
+		for _, dc := range cfg.DeviceClasses {
+			res.DeviceClasses = append(res.DeviceClasses, dc.Name)
+		}
+	}
+	if output.IsMachine(format) {
+		if err := output.Write(streams.Out, format, output.KindLvmdCheck, res); err != nil {
+			return err
+		}
+	} else {
+		printLvmdCheck(streams.Out, problems, res)
+	}
+	if !res.Valid {
 		return fmt.Errorf("%s: %d %s", file, len(problems), plural(len(problems), "problem"))
 	}
-	var names []string
-	for _, dc := range cfg.DeviceClasses {
-		names = append(names, dc.Name)
-	}
-	if len(names) == 0 {
-		names = []string{"none, so storage is not deployed"}
-	}
-	fmt.Fprintf(streams.Out, "%s: valid (device classes: %s)\n", file, strings.Join(names, ", "))
 	return nil
+}
+
+// checkLvmdHost checks cfg against the host's volume groups (--volume-groups, else vgs and lvs)
+// and records in host what was checked, or why nothing was.
+func checkLvmdHost(ctx context.Context, file string, cfg *applier.LvmdConfig, vgs []string, host *lvmdHostCheckJSON) ([]*applier.LvmdError, error) {
+	var lister applier.VolumeGroupLister = applier.VGSLister{}
+	host.Source, host.Skipped = "volume groups and thin pools from vgs and lvs", ""
+	if vgs != nil {
+		lister, host.Source = applier.StaticVolumeGroups(vgs), "volume groups from --volume-groups (thin pools not checked)"
+	}
+	problems, err := applier.CheckLvmdHost(ctx, file, cfg, lister)
+	switch {
+	case errors.Is(err, applier.ErrNoLVM):
+		host.Source, host.Skipped = "", "LVM is not installed here (give --volume-groups)"
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("lvmd check %s: host check: %w", file, err)
+	}
+	host.Checked = true
+	return problems, nil
+}
+
+func printLvmdCheck(out io.Writer, problems []*applier.LvmdError, res lvmdCheckJSON) {
+	for _, p := range problems {
+		fmt.Fprintf(out, "problem: %s\n", p)
+	}
+	if res.Host.Checked {
+		fmt.Fprintf(out, "host: %s\n", res.Host.Source)
+	} else {
+		fmt.Fprintf(out, "host: not checked: %s\n", res.Host.Skipped)
+	}
+	if !res.Valid {
+		return
+	}
+	names := strings.Join(res.DeviceClasses, ", ")
+	if names == "" {
+		names = "none, so storage is not deployed"
+	}
+	if res.Host.Checked {
+		fmt.Fprintf(out, "%s: valid (device classes: %s)\n", res.File, names)
+		return
+	}
+	fmt.Fprintf(out, "%s: valid as a file (device classes: %s); the host was NOT checked: %s\n", res.File, names, res.Host.Skipped)
 }
 
 func plural(n int, word string) string {

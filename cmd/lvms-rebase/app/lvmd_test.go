@@ -4,7 +4,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/yaml"
+
+	"github.com/lvms-rebase/lvms-rebase/internal/output"
 )
 
 // everyTopoLVMField is the applier's sample setting every field of TopoLVM's lvmd types.
@@ -60,7 +67,7 @@ func TestLvmdCheckCommand(t *testing.T) {
 			want: []string{`device-classes[0].thin-pool: set on device class "a" of type "thick"`, "device-classes[1].thin-pool.overprovision-ratio: 0.5 must be >= 1", "Error: F: 2 problems"}},
 		{name: "empty file", file: "# nothing\n", code: ExitError, want: []string{"file is empty", "Error: F: 1 problem"}},
 		{name: "duplicate key", file: "device-classes:\n- name: a\n  name: b\n", code: ExitError, want: []string{`"name" already set`}},
-		{name: "missing file", code: ExitUsage, want: []string{"Error: lvmd check: open F"}},
+		{name: "missing file", code: ExitUsage, want: []string{"Error: lvmd check: stat F: no such file or directory"}},
 		{name: "no file argument", code: ExitUsage, args: []string{}, want: []string{"expected one FILE, got 0 arguments"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -88,5 +95,96 @@ func TestLvmdCheckCommand(t *testing.T) {
 				rest = rest[i+len(w):]
 			}
 		})
+	}
+}
+
+// The inputs lvmd check must never take quietly: a second YAML document is a problem (lvmd reads
+// only the first), a FIFO, a device behind a symlink and a directory are refused naming what
+// they are (without blocking), and a host without LVM is said to be unchecked, in the summary
+// line too.
+func TestLvmdCheckHostileInputs(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo.yaml")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	zero := filepath.Join(dir, "zero.yaml")
+	if err := os.Symlink("/dev/zero", zero); err != nil {
+		t.Fatal(err)
+	}
+	two := filepath.Join(dir, "two.yaml")
+	valid := "device-classes:\n- name: a\n  volume-group: vg\n  default: true\n"
+	if err := os.WriteFile(two, []byte(valid+"---\ndevice-classes:\n- name: b\n  volume-group: other\n  default: true\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	one := filepath.Join(dir, "one.yaml")
+	if err := os.WriteFile(one, []byte(valid), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	noLVM := t.TempDir() // PATH without vgs
+	for _, tc := range []struct {
+		name string
+		args []string
+		path string // PATH; "" keeps it
+		code int
+		want string
+	}{
+		{"second document", []string{two, "--volume-groups", "vg"}, "", ExitError, "has 2 YAML documents; lvmd reads only the first"},
+		{"fifo", []string{fifo}, "", ExitUsage, fifo + ": a named pipe (FIFO), not a regular file"},
+		{"symlink to a device", []string{zero}, "", ExitUsage, zero + ": a character device, not a regular file"},
+		{"directory", []string{dir}, "", ExitUsage, dir + ": a directory, not a regular file"},
+		{"no LVM on the host", []string{one}, noLVM, ExitOK, one + ": valid as a file (device classes: a); the host was NOT checked: LVM is not installed here (give --volume-groups)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.path != "" {
+				t.Setenv("PATH", tc.path)
+			}
+			done := make(chan struct{})
+			var code int
+			var out, errOut string
+			go func() { code, out, errOut = runMain(t, append([]string{"lvmd", "check"}, tc.args...)...); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(time.Minute):
+				t.Fatal("lvmd check blocked")
+			}
+			if code != tc.code || !strings.Contains(out+errOut, tc.want) {
+				t.Errorf("exit %d, want %d and %q; output:\n%s%s", code, tc.code, tc.want, out, errOut)
+			}
+		})
+	}
+}
+
+// -o json and -o yaml print one LvmdCheck object, problems and the host check as data, also
+// when the file has problems (exit 1).
+func TestLvmdCheckMachineOutput(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.yaml")
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(good, []byte("device-classes:\n- name: a\n  volume-group: vg\n  default: true\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bad, []byte("device-classes:\n- name: a\n  volume-group: vg\n  default: true\n  spare-gb: -1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		file, format string
+		code         int
+		want         map[string]any
+	}{
+		{good, "json", ExitOK, map[string]any{"apiVersion": output.APIVersion, "kind": "LvmdCheck", "file": good, "valid": true,
+			"deviceClasses": []any{"a"}, "problems": []any{}, "host": map[string]any{"checked": true, "source": "volume groups from --volume-groups (thin pools not checked)"}}},
+		{bad, "yaml", ExitError, map[string]any{"apiVersion": output.APIVersion, "kind": "LvmdCheck", "file": bad, "valid": false,
+			"deviceClasses": []any{}, "problems": []any{map[string]any{"field": "device-classes[0].spare-gb", "reason": "-1 must be an integer >= 0"}},
+			"host": map[string]any{"checked": false, "skipped": "the file has problems"}}},
+	} {
+		code, out, errOut := runMain(t, "lvmd", "check", tc.file, "--volume-groups", "vg", "-o", tc.format)
+		var got map[string]any
+		if err := yaml.Unmarshal([]byte(out), &got); err != nil || code != tc.code {
+			t.Fatalf("-o %s: exit %d, %v\n%s%s", tc.format, code, err, out, errOut)
+		}
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("-o %s (-want +got):\n%s", tc.format, diff)
+		}
 	}
 }

@@ -5,19 +5,40 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/lvms-rebase/lvms-rebase/internal/output"
 	"github.com/lvms-rebase/lvms-rebase/internal/version"
 )
+
+// versionJSON is `version -o json|yaml` (kind Version): internal/version's Info.
+type versionJSON struct {
+	// Version is the stamped version, else the main module's, else "dev".
+	Version string `json:"version"`
+	// Revision is the VCS commit built from, and Modified whether the tree had changes; empty
+	// and false when the toolchain recorded none.
+	Revision string `json:"revision,omitempty"`
+	Modified bool   `json:"modified"`
+}
 
 // newVersionCommand is `version`: the stamped version, else the build info's (module version,
 // VCS revision and whether the tree was modified; internal/version).
 func newVersionCommand(streams IOStreams) *cobra.Command {
-	return &cobra.Command{
+	var format string
+	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print the lvms-rebase version",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, err := fmt.Fprintf(streams.Out, "lvms-rebase %s\n", version.String())
+			if err := checkOutput(format); err != nil {
+				return err
+			}
+			info := version.Get()
+			if output.IsMachine(format) {
+				return output.Write(streams.Out, format, output.KindVersion, versionJSON{Version: info.Version, Revision: info.Revision, Modified: info.Modified})
+			}
+			_, err := fmt.Fprintf(streams.Out, "lvms-rebase %s\n", info.String())
 			return err
 		},
 	}
+	addOutputFlag(cmd.Flags(), &format)
+	return cmd
 }

@@ -7,6 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/yaml"
+
+	"github.com/lvms-rebase/lvms-rebase/internal/output"
 	"github.com/lvms-rebase/lvms-rebase/internal/version"
 )
 
@@ -59,5 +63,27 @@ func TestVersionCommand(t *testing.T) {
 		if want := tc.want(bi); err != nil || !strings.HasPrefix(string(out), want) {
 			t.Errorf("%s: %q (%v), want %q", tc.name, out, err, want)
 		}
+	}
+}
+
+// version -o json|yaml prints a Version object shaped like the other commands' output.
+func TestVersionMachineOutput(t *testing.T) {
+	info := version.Get()
+	for _, format := range []string{"json", "yaml"} {
+		code, out, errOut := runMain(t, "version", "-o", format)
+		var got map[string]any
+		if err := yaml.Unmarshal([]byte(out), &got); err != nil || code != ExitOK {
+			t.Fatalf("-o %s: exit %d, %v\n%s%s", format, code, err, out, errOut)
+		}
+		want := map[string]any{"apiVersion": output.APIVersion, "kind": "Version", "version": info.Version, "modified": info.Modified}
+		if info.Revision != "" {
+			want["revision"] = info.Revision
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("-o %s (-want +got):\n%s", format, diff)
+		}
+	}
+	if code, _, errOut := runMain(t, "version", "-o", "wide"); code != ExitUsage || !strings.Contains(errOut, "expected text, json or yaml") {
+		t.Errorf("version -o wide: exit %d, %s", code, errOut)
 	}
 }
