@@ -3,6 +3,8 @@ package applier
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -13,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/lvms-rebase/lvms-rebase/applier/eras"
+	"github.com/lvms-rebase/lvms-rebase/applier/internal/assets"
+	"github.com/lvms-rebase/lvms-rebase/applier/internal/kube"
 )
 
 // create makes an object on the test API server as manager would (no applied-hash annotation),
@@ -499,5 +503,94 @@ func TestForeignWorkloadInTheWay(t *testing.T) {
 			}
 			e.mustGet(snapshotControllerRef)
 		})
+	}
+}
+
+// A controller reference proves the operator's vg-manager only when it names MicroShift's
+// LVMCluster: one naming the Namespace MicroShift applied, or an LVMCluster by a stale UID,
+// proves nothing. (Before, a controller reference to anything applied was proof enough.)
+func TestControllerReferenceProvesOnlyTheDeclaredController(t *testing.T) {
+	vgManager := daemonSetRef(StorageNamespace, "vg-manager")
+	for _, tc := range []struct {
+		name  string
+		owner func(e *env) metav1.OwnerReference
+		want  string
+	}{
+		{"the Namespace", func(e *env) metav1.OwnerReference {
+			ns := e.mustGet(storageNamespaceRef)
+			return metav1.OwnerReference{APIVersion: "v1", Kind: "Namespace", Name: ns.GetName(), UID: ns.GetUID()}
+		}, "controlled by Namespace openshift-storage, not by LVMCluster.lvm.topolvm.io openshift-storage/lvms"},
+		{"a stale LVMCluster", func(e *env) metav1.OwnerReference {
+			return metav1.OwnerReference{APIVersion: "lvm.topolvm.io/v1alpha1", Kind: "LVMCluster", Name: "lvms", UID: "stale"}
+		}, "its controller reference names UID stale, not the live"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			o := testOptions(t, "4.18")
+			e.apply(o)
+			ref := tc.owner(e)
+			yes := true
+			ref.Controller = &yes
+			e.create(vgManager, "someone", olmDeployment, func(u *unstructured.Unstructured) { u.SetOwnerReferences([]metav1.OwnerReference{ref}) })
+			o.Storage.Driver, o.Prune = DriverNone, true
+			res := e.apply(o)
+			e.mustGet(vgManager)
+			if got := keptReason(res, vgManager); !strings.Contains(got, tc.want) {
+				t.Errorf("vg-manager kept for %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// Every object the applier may delete is declared with what proves it (shipped content or its
+// controller), and every declared content is in the object as each era's assets ship it — the
+// applier's fixtures and, outside -short, the rebase's golden trees — so MicroShift's own
+// objects are recognised in every era. An entry no era ships is an error too.
+func TestShippedContentMatchesAssets(t *testing.T) {
+	var trees []string
+	for _, era := range []string{"4.16", "4.17", "4.18"} {
+		trees = append(trees, filepath.Join("testdata", "eras", era, "assets"))
+	}
+	if !testing.Short() {
+		trees = append(trees, goldenEras(t)...)
+	}
+	for _, list := range [][]ObjectRef{legacyTopoLVMObjects, lvmsObjects, snapshotWebhookObjects} {
+		for _, r := range list {
+			if _, ok := shippedContent[r.String()]; !ok && operatorCreated[r.String()].Name == "" {
+				t.Errorf("%s may be deleted but has no shipped content or controller declared", r)
+			}
+		}
+	}
+	seen := map[string]bool{}
+	for _, tree := range trees {
+		files, err := assets.Read(os.DirFS(tree))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			docs, err := assets.DecodeDocs(f.Path, f.Data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range docs {
+				ref := assets.RefOf(d)
+				if eras.ClusterScoped(ref.Kind) {
+					ref.Namespace = ""
+				}
+				want, ok := parsedShipped()[ref.String()]
+				if !ok {
+					continue
+				}
+				seen[ref.String()] = true
+				if path, ok := kube.ShippedMatches(d.Object, want); !ok {
+					t.Errorf("%s (%s): %s differs from the declared shipped content %s", f.Path, tree, path, shippedContent[ref.String()])
+				}
+			}
+		}
+	}
+	for ref := range shippedContent {
+		if !seen[ref] {
+			t.Errorf("shippedContent declares %s, which no era's assets ship", ref)
+		}
 	}
 }

@@ -192,6 +192,13 @@ func shippedProof(u *unstructured.Unstructured, shipped map[string]any) (bool, s
 	return true, ""
 }
 
+// ShippedMatches reports whether obj has the content shipped declares (Candidate.Shipped's
+// rule), and else the first path that differs: the applier's tests hold its declarations to the
+// assets with it.
+func ShippedMatches(obj, shipped map[string]any) (string, bool) {
+	return matchesShipped(obj, shipped, "")
+}
+
 // matchesShipped reports whether live has everything shipped has: map keys with matching values
 // (a nil value asks only for the key), every element of a shipped list matched by some live
 // element. It returns the first path that differs.
