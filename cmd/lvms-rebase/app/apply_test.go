@@ -218,7 +218,7 @@ func TestApplyPruneReportsWhatItLeft(t *testing.T) {
 	}
 	none := filepath.Join(dir, "config.yaml")
 	mustWriteFile(t, none, []byte("storage:\n  driver: none\n"), 0o644)
-	prune := append(base, "--config", none, "--prune")
+	prune := append(slices.Clone(base), "--config", none, "--prune")
 	code, out, errOut := runMain(t, append(prune, "-o", "json")...)
 	if code != ExitOK {
 		t.Fatalf("apply --prune: exit %d\n%s%s", code, out, errOut)
@@ -293,8 +293,11 @@ func TestApplySignalEndsTheWait(t *testing.T) {
 			if err := cmd.Process.Signal(tc.sig); err != nil {
 				t.Fatal(err)
 			}
-			done := make(chan error, 1)
-			go func() { done <- cmd.Wait() }()
+			done := make(chan struct{})
+			go func() {
+				_ = cmd.Wait() // the exit status is checked below
+				close(done)
+			}()
 			select {
 			case <-done:
 			case <-time.After(time.Minute):
