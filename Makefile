@@ -12,11 +12,16 @@ K8S_VERSION  ?= v1.37.0
 ETCD_VERSION ?= v3.7.0
 KUBEBUILDER_ASSETS ?= $(TOOLS_DIR)/k8s-$(K8S_VERSION)-etcd-$(ETCD_VERSION)
 export KUBEBUILDER_ASSETS
+# The stock kustomize CLI rebase/render's parity test builds the staged overlays with (the release
+# of the kustomize/api in go.mod; hack/build-kustomize.sh checks the pair), built once per version.
+KUSTOMIZE_VERSION ?= v5.8.2
+KUSTOMIZE_BIN ?= $(TOOLS_DIR)/kustomize-$(KUSTOMIZE_VERSION)/kustomize
+export KUSTOMIZE_BIN
 # The end-to-end packages build the binary (with failpoints) and run real processes; on a loaded
 # 2-core machine that exceeds go test's 10-minute default, which is a budget, not a speed goal.
 GOTEST_FLAGS ?= -timeout 40m
 
-.PHONY: help build test test-unit test-compat control-plane demo verify lint bench fixtures clean fuzz microshift-tables api-snapshot
+.PHONY: help build test test-unit test-compat control-plane kustomize demo verify lint bench fixtures clean fuzz microshift-tables api-snapshot
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -27,7 +32,10 @@ build: ## build the lvms-rebase binary into _output/bin
 control-plane: ## build etcd + kube-apiserver for the applier tests (cached by version)
 	K8S_VERSION=$(K8S_VERSION) ETCD_VERSION=$(ETCD_VERSION) OUT_DIR=$(KUBEBUILDER_ASSETS) hack/build-control-plane.sh
 
-test: control-plane ## run every test, including the applier and apply against a real kube-apiserver
+kustomize: ## build the stock kustomize CLI for the render parity test (cached by version)
+	KUSTOMIZE_VERSION=$(KUSTOMIZE_VERSION) OUT_DIR=$(patsubst %/,%,$(dir $(KUSTOMIZE_BIN))) hack/build-kustomize.sh
+
+test: control-plane kustomize ## run every test, including the applier and apply against a real kube-apiserver
 	CGO_ENABLED=0 $(GO) build ./...
 	$(GO) test $(GOTEST_FLAGS) ./...
 	cd applier && CGO_ENABLED=0 $(GO) build ./... && $(GO) test $(GOTEST_FLAGS) ./...

@@ -19,8 +19,14 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	// LVMS and Snapshot would come from bundle.Translate and snapshot.Translate.
-	out, err := render.Render(render.Input{Era: e, Kustomize: lvmsrebase.Kustomize})
+	// The LVMS objects would come from bundle.Translate; the snapshot overlay needs the
+	// operator's assets (snapshot.Translate) to patch, so this example renders the LVMS part
+	// alone: MicroShift's own objects of the era.
+	part, err := render.RenderPart(render.Input{Era: e, Kustomize: lvmsrebase.Kustomize}, render.LVMSPart)
+	if err != nil {
+		panic(err)
+	}
+	out, err := render.Join(e, nil, part)
 	if err != nil {
 		panic(err)
 	}

@@ -9,9 +9,17 @@
 //	<staging>/generated/lvms/                   Input.LVMS, one file per object + kustomization.yaml
 //	<staging>/generated/csi-snapshot-controller Input.Snapshot, likewise
 //
-// and builds the era's two overlays with krusty, one at a time. The staging tree is a plain
-// kustomize tree, so `kubectl kustomize <staging>/<overlay>` gives the same objects (a test
-// checks this against the stock kubectl when it is installed).
+// and builds the era's two overlays with krusty, one at a time. The overlays carry what
+// MicroShift changes per version: the snapshot overlay patches the operator's assets as
+// upstream writes them (namespace, images, arguments, user, dropped fields). The staging tree
+// is a plain kustomize tree, so `kubectl kustomize <staging>/<overlay>` gives the same objects
+// (TestKubectlKustomize checks it with a stock kustomize, `make kustomize`); render then drops
+// a metadata label or annotation map a patch left empty.
+//
+// Kustomize applies a patch with a target to whatever matches, silently to nothing when the
+// object it was written for was renamed or removed upstream: a build fails here when a patch
+// or replacement target naming an object matches none, and the snapshot overlay's files are
+// refused when an upstream template variable (${OPERAND_IMAGE}, …) survived it.
 package render
 
 import (
@@ -247,6 +255,9 @@ func (c component) build(e era.Era, fsys filesys.FileSystem, staging string) (*P
 	if err != nil {
 		return nil, fmt.Errorf("render era %s: %w", e.Name, err)
 	}
+	if err := checkTargets(fsys, staging, c.overlay, rm); err != nil {
+		return nil, fmt.Errorf("render era %s, overlay %s: %w", e.Name, c.overlay, err)
+	}
 	files, err := split(rm, c.dir, c.rules)
 	if err != nil {
 		return nil, fmt.Errorf("render era %s, overlay %s: %w", e.Name, c.overlay, err)
@@ -254,16 +265,14 @@ func (c component) build(e era.Era, fsys filesys.FileSystem, staging string) (*P
 	if err := checkNamespaces(files, c.namespaces); err != nil {
 		return nil, fmt.Errorf("render era %s, overlay %s: %w", e.Name, c.overlay, err)
 	}
+	if c.snapshot {
+		if err := checkSnapshot(files, e, c.overlay); err != nil {
+			return nil, fmt.Errorf("render era %s, overlay %s: %w", e.Name, c.overlay, err)
+		}
+	}
 	uses, err := checkImageRefs(files, e)
 	if err != nil {
 		return nil, fmt.Errorf("render era %s, overlay %s: %w", e.Name, c.overlay, err)
-	}
-	if c.snapshot && !e.SnapshotWebhook {
-		for _, f := range files {
-			if f.Kind == "ValidatingWebhookConfiguration" {
-				return nil, fmt.Errorf("render era %s, overlay %s: %s %q: the era ships no snapshot validation webhook", e.Name, c.overlay, f.Kind, f.Name)
-			}
-		}
 	}
 	return &Part{Files: files, Images: uses}, nil
 }
@@ -423,6 +432,7 @@ func split(rm resmap.ResMap, dir string, rules []NameRule) ([]File, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", r.CurId(), err)
 		}
+		pruneEmptyMetadata(obj)
 		u := &unstructured.Unstructured{Object: obj}
 		name, err := FileName(rules, u.GetAPIVersion(), u.GetKind(), u.GetName())
 		if err != nil {

@@ -3,9 +3,11 @@ package render
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -145,18 +147,23 @@ spec:
 	}
 }
 
-// snapshotObjects stands in for snapshot.Translate's output of an era.
+// snapshotObjects stands in for snapshot.Translate's output of an era: objects shaped like
+// the operator's assets, which the era's snapshot overlay turns into MicroShift's.
 func snapshotObjects(t testing.TB, e era.Era) []*unstructured.Unstructured {
 	objs := []*unstructured.Unstructured{
 		crd(t, "snapshot.storage.k8s.io", "volumesnapshots", "VolumeSnapshot"),
-		sa(t, "csi-snapshot-controller", "kube-system"),
+		sa(t, "csi-snapshot-controller", "${CONTROLPLANE_NAMESPACE}"),
 		clusterRole(t, "openshift-csi-snapshot-controller-runner"),
 		obj(t, `
 apiVersion: apps/v1
 kind: Deployment
 metadata:
   name: csi-snapshot-controller
-  namespace: kube-system
+  namespace: ${CONTROLPLANE_NAMESPACE}
+  annotations:
+    release.openshift.io/desired-version: ${RELEASE_VERSION}
+  labels:
+    hypershift.openshift.io/managed-by: csi-snapshot-controller-operator
 spec:
   selector:
     matchLabels:
@@ -168,13 +175,14 @@ spec:
     spec:
       containers:
       - name: snapshot-controller
-        image: '{{ .ReleaseImage.csi_snapshot_controller }}'
-        args: [--v=2, --leader-election=false]
+        image: ${OPERAND_IMAGE}
+        args: [--v=2, --leader-election=true]
+      priorityClassName: ${PRIORITY_CLASS}
 `),
 	}
 	if e.SnapshotWebhook {
 		objs = append(objs,
-			sa(t, "csi-snapshot-webhook", "kube-system"),
+			sa(t, "csi-snapshot-webhook", "${CONTROLPLANE_NAMESPACE}"),
 			obj(t, `
 apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingWebhookConfiguration
@@ -187,19 +195,40 @@ webhooks:
   clientConfig:
     service:
       name: csi-snapshot-webhook
-      namespace: kube-system
+      namespace: openshift-cluster-storage-operator
 `),
 			obj(t, `
 apiVersion: v1
 kind: Service
 metadata:
   name: csi-snapshot-webhook
-  namespace: kube-system
+  namespace: ${CONTROLPLANE_NAMESPACE}
 spec:
   ports:
   - {name: webhook, port: 443, targetPort: 8443}
   selector:
     app: csi-snapshot-webhook
+`),
+			obj(t, `
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: csi-snapshot-webhook
+  namespace: ${CONTROLPLANE_NAMESPACE}
+spec:
+  selector:
+    matchLabels:
+      app: csi-snapshot-webhook
+  template:
+    metadata:
+      labels:
+        app: csi-snapshot-webhook
+    spec:
+      containers:
+      - name: webhook
+        image: ${OPERAND_IMAGE}
+        args: [--v=2, --port=8443]
+      priorityClassName: ${PRIORITY_CLASS}
 `))
 	}
 	return objs
@@ -515,9 +544,44 @@ func TestErrors(t *testing.T) {
 		}, `ServiceAccount "lvms-extra": namespace "openshift-lvm-storage", expected one of ["openshift-storage" "kube-public"]`},
 		{"namespaced object without namespace", func(t *testing.T) Input {
 			in := input(t, e417)
-			in.Snapshot = append(in.Snapshot, obj(t, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n"))
+			in.LVMS = append(in.LVMS, obj(t, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n"))
 			return in
 		}, `ConfigMap "x": namespace ""`},
+		{"upstream template variable left by the snapshot overlay", func(t *testing.T) Input {
+			in := input(t, e417)
+			in.Snapshot = append(in.Snapshot, obj(t, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  namespace: kube-system\ndata:\n  level: --v=${NEW_LEVEL}\n  ${KEY}: v\n"))
+			return in
+		}, "upstream template variables left after the overlay (patch them in overlays/csi-snapshot-controller/4.14/kustomization.yaml; " +
+			"a substring inside a value is filled by the snapshot translation's template values): " +
+			"assets/components/csi-snapshot-controller/x_v1_configmap.yaml: ConfigMap x field data.level: ${NEW_LEVEL}; " +
+			"assets/components/csi-snapshot-controller/x_v1_configmap.yaml: ConfigMap x key data.${KEY}: ${KEY}"},
+		{"snapshot patch target renamed upstream", func(t *testing.T) Input {
+			in := input(t, e418)
+			for _, o := range in.Snapshot {
+				if o.GetKind() == "Deployment" {
+					o.SetName("csi-snapshot-controller-renamed")
+				}
+			}
+			return in
+		}, "overlays/csi-snapshot-controller/4.18/kustomization.yaml: patches[2]: target Deployment csi-snapshot-controller matches no object of the build: upstream renamed or removed it"},
+		{"snapshot webhook patch target gone, through the overlay 4.14 builds on", func(t *testing.T) Input {
+			in := input(t, e417)
+			in.Snapshot = slices.DeleteFunc(in.Snapshot, func(o *unstructured.Unstructured) bool {
+				return o.GetName() == "csi-snapshot-controller" && o.GetKind() == "Deployment"
+			})
+			return in
+		}, "overlays/csi-snapshot-controller/4.18/kustomization.yaml: patches[2]: target Deployment csi-snapshot-controller matches no object"},
+		{"snapshot container renamed upstream", func(t *testing.T) Input {
+			in := input(t, e418)
+			for _, o := range in.Snapshot {
+				if o.GetKind() == "Deployment" {
+					c, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "containers")
+					c[0].(map[string]interface{})["name"] = "controller"
+					_ = unstructured.SetNestedSlice(o.Object, c, "spec", "template", "spec", "containers")
+				}
+			}
+			return in
+		}, "testing value /spec/template/spec/containers/0/name failed"},
 		{"cluster-scoped object with namespace", func(t *testing.T) Input {
 			in := input(t, e417)
 			in.LVMS = append(in.LVMS, obj(t, "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: x\n  namespace: openshift-storage\n"))
@@ -628,13 +692,49 @@ func TestStagingKept(t *testing.T) {
 	}
 }
 
-// TestKubectlKustomize builds every overlay of every era with stock `kubectl kustomize`
-// and requires output identical to the in-process build.
-func TestKubectlKustomize(t *testing.T) {
-	kubectl, err := exec.LookPath("kubectl")
-	if err != nil {
-		t.Skip("kubectl not on PATH")
+// KustomizeEnv names the stock kustomize CLI TestKubectlKustomize runs (`make test` builds it
+// into $TOOLS_DIR and sets it, hack/build-kustomize.sh).
+const KustomizeEnv = "KUSTOMIZE_BIN"
+
+// stockKustomize finds a stock kustomize: $KUSTOMIZE_BIN, else kubectl or kustomize on PATH,
+// else one `make kustomize` built into $TOOLS_DIR. It returns the command line that builds a
+// directory given as its last argument.
+func stockKustomize() ([]string, error) {
+	if bin := os.Getenv(KustomizeEnv); bin != "" {
+		if _, err := os.Stat(bin); err != nil {
+			return nil, fmt.Errorf("%s=%s: %w (run `make kustomize`)", KustomizeEnv, bin, err)
+		}
+		return []string{bin, "build"}, nil
 	}
+	if p, err := exec.LookPath("kubectl"); err == nil {
+		return []string{p, "kustomize"}, nil
+	}
+	if p, err := exec.LookPath("kustomize"); err == nil {
+		return []string{p, "build"}, nil
+	}
+	if dir := os.Getenv("TOOLS_DIR"); dir != "" {
+		if found, _ := filepath.Glob(filepath.Join(dir, "kustomize-v*", "kustomize")); len(found) > 0 {
+			return []string{found[len(found)-1], "build"}, nil
+		}
+	}
+	return nil, fmt.Errorf("no stock kustomize: %s is not set, neither kubectl nor kustomize is on PATH, and $TOOLS_DIR has no "+
+		"kustomize-<version>/kustomize; run `make kustomize` (or the tests through `make test`), or `go test -short` to skip", KustomizeEnv)
+}
+
+// TestKubectlKustomize builds every overlay of every era with a stock kustomize (kubectl
+// kustomize, or the kustomize CLI) and requires output identical to the in-process build:
+// the staging tree is a plain kustomize tree a maintainer can build by hand. Without a stock
+// kustomize it fails (a skipped parity check would let a krusty-only difference pass); under
+// -short it is skipped.
+func TestKubectlKustomize(t *testing.T) {
+	if testing.Short() {
+		t.Skip("parity with a stock kustomize skipped under -short")
+	}
+	stock, err := stockKustomize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("stock kustomize: %s", strings.Join(stock, " "))
 	for _, e := range era.Table() {
 		t.Run(e.Name, func(t *testing.T) {
 			in := input(t, e)
@@ -651,15 +751,15 @@ func TestKubectlKustomize(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				cmd := exec.Command(kubectl, "kustomize", filepath.Join(staging, overlay))
+				cmd := exec.Command(stock[0], append(stock[1:], filepath.Join(staging, overlay))...)
 				var stderr bytes.Buffer
 				cmd.Stderr = &stderr
 				want, err := cmd.Output()
 				if err != nil {
-					t.Fatalf("kubectl kustomize %s: %v\n%s", overlay, err, stderr.String())
+					t.Fatalf("%s %s: %v\n%s", strings.Join(stock, " "), overlay, err, stderr.String())
 				}
 				if !bytes.Equal(got, want) {
-					t.Errorf("%s: krusty output differs from kubectl kustomize:\n--- krusty\n%s\n--- kubectl\n%s", overlay, got, want)
+					t.Errorf("%s: krusty output differs from %s:\n--- krusty\n%s\n--- stock\n%s", overlay, strings.Join(stock, " "), got, want)
 				}
 			}
 		})

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -19,31 +20,64 @@ import (
 // DefaultConcurrency bounds the parallel requests of a per-file source.
 const DefaultConcurrency = 8
 
-// Needed lists, sorted, the repository-relative files the embedded patches.yaml reads for
-// era e: every rule's source, the webhook pieces only when the era ships the webhook. This is
-// what a per-file source fetches, so patches.yaml stays the one place that says which
-// upstream files a rebase depends on.
-func Needed(e era.Era) ([]string, error) {
-	p, err := DefaultPatches()
-	if err != nil {
-		return nil, err
-	}
-	return p.Needed(e), nil
+// source maps one file of the operator repository to MicroShift's file(s) under
+// assets/components/csi-snapshot-controller/. What MicroShift changes in the objects is not
+// here: the era's kustomize overlay (overlays/csi-snapshot-controller/<era>/) patches them.
+type source struct {
+	// Path is the repository-relative path of the operator file.
+	Path string
+	// Output is the MicroShift file name of a single-object source.
+	Output string
+	// Split maps the kinds of a multi-document source to MicroShift file names.
+	Split map[string]string
+	// Keep also ships a multi-document source whole, under this MicroShift file name, with
+	// its documents in source order.
+	Keep string
+	// Webhook marks validation-webhook pieces, shipped only when the era has the webhook
+	// (era.SnapshotWebhook).
+	Webhook bool
 }
 
-// Needed lists, sorted and without duplicates, the sources these patches read for era e.
-func (p *Patches) Needed(e era.Era) []string {
-	seen := map[string]bool{}
+// sources is the one table of the operator files a rebase reads and the MicroShift files
+// they become: Translate follows it and Needed lists it, so a per-file source fetches
+// exactly what the translation reads. MicroShift's rebase.sh copies the same files (its
+// assets.yaml csi entry); the file names are MicroShift's.
+var sources = []source{
+	{Path: "assets/volumesnapshotclasses.yaml", Output: "volumesnapshotclasses.yaml"},
+	{Path: "assets/volumesnapshotcontents.yaml", Output: "volumesnapshotcontents.yaml"},
+	{Path: "assets/volumesnapshots.yaml", Output: "volumesnapshots.yaml"},
+	{Path: "assets/serviceaccount.yaml", Output: "serviceaccount.yaml"},
+	// A multi-document file: one MicroShift file per kind (the era says which kinds get a
+	// file of their own, era.SnapshotSplit), and the whole file kept as MicroShift ships it
+	// too (its recipe copies it; the split files are "extracted").
+	{Path: "manifests/05_operand_rbac.yaml", Keep: "05_operand_rbac.yaml", Split: map[string]string{
+		"ClusterRole":        "clusterrole.yaml",
+		"ClusterRoleBinding": "clusterrolebinding.yaml",
+		"Role":               "role.yaml",
+		"RoleBinding":        "rolebinding.yaml",
+	}},
+	{Path: "assets/csi_controller_deployment.yaml", Output: "csi_controller_deployment.yaml"},
+	{Path: "assets/webhook_serviceaccount.yaml", Output: "webhook_serviceaccount.yaml", Webhook: true},
+	{Path: "assets/rbac/webhook_clusterrole.yaml", Output: "webhook_clusterrole.yaml", Webhook: true},
+	{Path: "assets/rbac/webhook_clusterrolebinding.yaml", Output: "webhook_clusterrolebinding.yaml", Webhook: true},
+	{Path: "assets/webhook_service.yaml", Output: "webhook_service.yaml", Webhook: true},
+	{Path: "assets/webhook_config.yaml", Output: "webhook_config.yaml", Webhook: true},
+	{Path: "assets/webhook_deployment.yaml", Output: "webhook_deployment.yaml", Webhook: true},
+}
+
+// Needed lists, sorted, the repository-relative files the translation reads for era e:
+// every source, the webhook pieces only when the era ships the webhook. This is what a
+// per-file source fetches.
+func Needed(e era.Era) ([]string, error) {
 	var out []string
-	for _, f := range p.Files {
-		if (f.Webhook && !e.SnapshotWebhook) || seen[f.Source] {
+	for _, s := range sources {
+		if s.Webhook && !e.SnapshotWebhook {
 			continue
 		}
-		seen[f.Source] = true
-		out = append(out, f.Source)
+		out = append(out, s.Path)
 	}
 	sort.Strings(out)
-	return out
+	return slices.Compact(out), nil
 }
 
 // FileURL expands a per-file source template for one file.

@@ -116,7 +116,7 @@ func TestLoadFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(renderResult(t, r1), renderResult(t, r2)) {
+	if !bytes.Equal(renderResult(t, r1, shipped(t, r1, e)), renderResult(t, r2, shipped(t, r2, e))) {
 		t.Error("per-file and directory sources translate differently")
 	}
 }

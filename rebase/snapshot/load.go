@@ -1,7 +1,10 @@
-// Package snapshot turns the cluster-csi-snapshot-controller-operator's operand assets, at the
-// commit an OpenShift payload records, into the objects MicroShift ships under
-// assets/components/csi-snapshot-controller/. What is changed is declared as data
-// (patches.yaml), so following an upstream change is an edit of data, not code.
+// Package snapshot reads the cluster-csi-snapshot-controller-operator's operand assets, at
+// the commit an OpenShift payload records, and translates them into the objects of
+// MicroShift's assets/components/csi-snapshot-controller/ files: which upstream file becomes
+// which MicroShift file (one table, sources, which also says what a run fetches) and the
+// template values kustomize cannot fill. What MicroShift changes in those objects per
+// version (namespace, images, arguments, user, dropped fields) is the era's kustomize
+// overlay, overlays/csi-snapshot-controller/<era>/, which rebase/render builds.
 package snapshot
 
 import (

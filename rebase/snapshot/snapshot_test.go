@@ -19,7 +19,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
+	lvmsrebase "github.com/lvms-rebase/lvms-rebase"
+	"github.com/lvms-rebase/lvms-rebase/applier/jsonvalue"
 	"github.com/lvms-rebase/lvms-rebase/rebase/era"
+	"github.com/lvms-rebase/lvms-rebase/rebase/render"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files under testdata/golden")
@@ -234,11 +237,46 @@ func loadTree(t testing.TB, tree string) *Assets {
 	return a
 }
 
-func renderResult(t testing.TB, r *Result) []byte {
+// overlaid builds the era's snapshot overlay on the translated objects: what MicroShift ships.
+func overlaid(r *Result, e era.Era) (*render.Part, error) {
+	return render.RenderPart(render.Input{Era: e, Kustomize: lvmsrebase.Kustomize, Snapshot: r.Objects}, render.SnapshotPart)
+}
+
+// shipped is the overlay's output for each translated object, in translation order.
+func shipped(t testing.TB, r *Result, e era.Era) []*unstructured.Unstructured {
+	t.Helper()
+	part, err := overlaid(r, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(part.Files) != len(r.Objects) {
+		t.Fatalf("the overlay made %d objects of %d", len(part.Files), len(r.Objects))
+	}
+	out := make([]*unstructured.Unstructured, len(r.Objects))
+	for i, o := range r.Objects {
+		for _, f := range part.Files {
+			if f.Kind == o.GetKind() && f.Name == o.GetName() {
+				m := map[string]interface{}{}
+				if err := yaml.Unmarshal(f.Data, &m); err != nil {
+					t.Fatal(err)
+				}
+				out[i] = &unstructured.Unstructured{Object: jsonvalue.Normalize(m).(map[string]interface{})}
+			}
+		}
+		if out[i] == nil {
+			t.Fatalf("the overlay lost %s %s", o.GetKind(), o.GetName())
+		}
+	}
+	return out
+}
+
+// renderResult prints the shipped objects with their files and sources (the golden format,
+// unchanged since the objects were patched in Go: the overlay must give the same bytes).
+func renderResult(t testing.TB, r *Result, objs []*unstructured.Unstructured) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	fmt.Fprintf(&buf, "# commit %s; skipped: %s\n", r.Commit, strings.Join(r.Skipped, ", "))
-	for i, o := range r.Objects {
+	for i, o := range objs {
 		data, err := yaml.Marshal(o.Object)
 		if err != nil {
 			t.Fatal(err)
@@ -249,6 +287,9 @@ func renderResult(t testing.TB, r *Result) []byte {
 	return buf.Bytes()
 }
 
+// TestTranslateGolden: every era's translation of both operator shapes, through the era's
+// overlay, gives the golden objects (written when the changes were Go patches; a change of
+// a golden file is a change of what MicroShift ships).
 func TestTranslateGolden(t *testing.T) {
 	for _, tree := range []string{"release-4.17", "main"} {
 		for _, e := range era.Table() {
@@ -258,8 +299,9 @@ func TestTranslateGolden(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				checkResult(t, r, e)
-				got := renderResult(t, r)
+				objs := shipped(t, r, e)
+				checkResult(t, r, objs, e)
+				got := renderResult(t, r, objs)
 				path := filepath.Join("testdata", "golden", name+".yaml")
 				if *update {
 					if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -281,14 +323,14 @@ func TestTranslateGolden(t *testing.T) {
 	}
 }
 
-// checkResult asserts MicroShift's transformations hold on every output.
-func checkResult(t *testing.T, r *Result, e era.Era) {
+// checkResult asserts MicroShift's changes hold on every shipped object.
+func checkResult(t *testing.T, r *Result, objs []*unstructured.Unstructured, e era.Era) {
 	t.Helper()
 	var files []string
 	if len(r.Origins) != len(r.Objects) {
 		t.Fatalf("%d origins for %d objects", len(r.Origins), len(r.Objects))
 	}
-	for i, u := range r.Objects {
+	for i, u := range objs {
 		o := struct {
 			File   string
 			Object *unstructured.Unstructured
@@ -367,12 +409,9 @@ func TestTranslateErrors(t *testing.T) {
 		edit func(a *Assets)
 		want []string
 	}{
-		{"new upstream placeholder", func(a *Assets) {
-			a.Files["assets/serviceaccount.yaml"] = []byte("apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: x\n  namespace: ${CONTROLPLANE_NAMESPACE}\n  labels:\n    v: ${NEW_THING}\n")
-		}, []string{"assets/serviceaccount.yaml: placeholders ${NEW_THING} left after patching", commit}},
 		{"unknown kind in split file", func(a *Assets) {
 			a.Files["manifests/05_operand_rbac.yaml"] = append(a.Files["manifests/05_operand_rbac.yaml"], []byte("\n---\nkind: Secret\napiVersion: v1\nmetadata: {name: s}\n")...)
-		}, []string{`manifests/05_operand_rbac.yaml: kind "Secret" has no file in patches split`}},
+		}, []string{`manifests/05_operand_rbac.yaml: kind "Secret" has no MicroShift file in the snapshot source table`, commit}},
 		{"webhook file missing", func(a *Assets) { delete(a.Files, "assets/webhook_config.yaml") }, []string{"missing assets/webhook_config.yaml", commit}},
 		{"two objects in a single-object file", func(a *Assets) {
 			a.Files["assets/serviceaccount.yaml"] = []byte("kind: A\n---\nkind: B\n")
@@ -393,63 +432,6 @@ func TestTranslateErrors(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-func TestParsePatchesErrors(t *testing.T) {
-	tests := []struct{ name, doc, want string }{
-		{"unknown op", "patchSets: {a: [{op: move, path: [x]}]}\nfiles: []\n", `patchSets.a[0]: unknown op "move"`},
-		{"no path", "patchSets: {a: [{op: set}]}\nfiles: []\n", "patchSets.a[0] (set): path is empty"},
-		{"unknown set", "patchSets: {}\nfiles: [{source: s, output: o, patches: [nope]}]\n", `files[0] (s): unknown patch set "nope"`},
-		{"output and split", "files: [{source: s, output: o, split: {A: a}}]\n", "files[0] (s): expected a source and exactly one of output or split"},
-		{"duplicate output", "files: [{source: s, output: o}, {source: t, output: o}]\n", "files[1] (t): output o already produced by s"},
-		{"unknown field", "files: [{source: s, output: o, patch: [x]}]\n", "decoding snapshot patches"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := ParsePatches([]byte(tc.doc))
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("error %v, want %q", err, tc.want)
-			}
-		})
-	}
-}
-
-// TestPatchesAreData checks a behaviour change needs only a data edit: a different patch
-// document changes the output without code.
-func TestPatchesAreData(t *testing.T) {
-	p, err := ParsePatches([]byte(`
-patchSets:
-  ns: [{op: set, path: [metadata, namespace], value: "@namespace@-x"}]
-  label: [{op: set, path: [metadata, labels, added], value: "yes", create: true}]
-  args:
-  - {op: removePrefix, path: [spec, template, spec, containers, "*", args], value: "--leader-election"}
-  - {op: append, path: [spec, template, spec, containers, "*", args], value: "--leader-election=false"}
-  - {op: replace, from: "${LOG_LEVEL}", to: "4"}
-  - {op: delete, path: [spec, template, spec, priorityClassName]}
-  - {op: set, path: [spec, template, spec, containers, "*", image], value: "img"}
-  - {op: set, path: [metadata, namespace], value: "@namespace@"}
-  - {op: delete, path: [metadata, annotations, release.openshift.io/desired-version]}
-files:
-- {source: assets/serviceaccount.yaml, output: sa.yaml, patches: [ns, label]}
-- {source: assets/csi_controller_deployment.yaml, output: d.yaml, patches: [args]}
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, _ := era.For("4.18")
-	r, err := TranslateWith(loadTree(t, "main"), e, p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(r.Objects) != 2 || r.Origins[0].File != "sa.yaml" || r.Objects[0].GetNamespace() != "kube-system-x" ||
-		r.Objects[0].GetLabels()["added"] != "yes" {
-		t.Fatalf("unexpected result %+v", r.Objects)
-	}
-	containers, _, _ := unstructured.NestedSlice(r.Objects[1].Object, "spec", "template", "spec", "containers")
-	args, _, _ := unstructured.NestedStringSlice(containers[0].(map[string]interface{}), "args")
-	if got := strings.Join(args, " "); got != "--v=4 -kube-api-qps=30 -kube-api-burst=60 --leader-election=false" {
-		t.Errorf("args %q", got)
 	}
 }
 
