@@ -69,7 +69,9 @@ type Era struct {
 	// Namespace is where namespaced LVMS/TopoLVM objects go. MicroShift always uses
 	// openshift-storage, whatever the CSV suggests (openshift-lvm-storage from 4.20).
 	Namespace string
-	// SnapshotNamespace is where the CSI snapshot controller runs.
+	// SnapshotNamespace is where the CSI snapshot controller runs. The snapshot overlay
+	// moves the operator's objects there (its NamespaceTransformer); render refuses a
+	// namespaced snapshot object anywhere else, so the two cannot drift apart.
 	SnapshotNamespace string
 	// LVMSOverlay and SnapshotOverlay are kustomize overlay directories relative to the
 	// kustomize root (the repository's base/ and overlays/).
@@ -90,7 +92,9 @@ type Era struct {
 	// BundleInclude selects the bundle's non-CSV manifests MicroShift ships; others are
 	// reported as excluded.
 	BundleInclude []Selector
-	// SnapshotWebhook is true when the CSI snapshot validation webhook is shipped.
+	// SnapshotWebhook is true when the CSI snapshot validation webhook is shipped: its
+	// operator files are read and translated (rebase/snapshot), and the era's
+	// SnapshotOverlay must patch them (overlays/csi-snapshot-controller/4.14).
 	SnapshotWebhook bool
 	// SnapshotSplit lists the kinds of a kept multi-document snapshot file
 	// (05_operand_rbac.yaml) that MicroShift also ships as files of their own.
