@@ -134,7 +134,7 @@ func TestPickCountsOnlyTheChosenAttempt(t *testing.T) {
 	g := New(context.Background(), Hooks{Warn: func(_ *Step, msg string) { told = append(told, msg) }})
 	var at map[string]*Out[int]
 	key := Add0(g, "key", func(context.Context, *Step) (string, error) {
-		at["bad"].Wait() // the dropped attempt has failed before anything is picked
+		_, _ = at["bad"].Wait() // the dropped attempt has failed before anything is picked
 		return "good", nil
 	})
 	picked := Pick(g, key, func(k string) *Out[int] { return at[k] })
