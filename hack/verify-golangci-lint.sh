@@ -13,6 +13,9 @@
 #   hack/verify-golangci-lint.sh               lint every module
 #   hack/verify-golangci-lint.sh --fix         also apply the fixes linters suggest
 #
+# Concurrent runs (several checkouts on one machine) wait for each other around golangci-lint's
+# lock (--allow-serial-runners) instead of failing on it.
+#
 # A second funlen pass holds the rebase run's step methods (package rebase) and the
 # applier's preparation steps (package applier) to the preferred 60 lines: each is one unit a
 # reader takes in at once. funlen cannot be scoped to named functions, so that pass runs on the
@@ -38,7 +41,7 @@ fi
 status=0
 for module in . applier; do
 	echo "golangci-lint: ${module}"
-	(cd "$module" && "$lint" run --config "${root}/.golangci.yml" "$@" ./...) || status=1
+	(cd "$module" && "$lint" run --allow-serial-runners --config "${root}/.golangci.yml" "$@" ./...) || status=1
 done
 # The consumer module builds only in a copy with its assets and the applier replaced; --fix
 # would change the copy, so it is linted without it (fix hack/consumer by hand).
@@ -46,7 +49,7 @@ echo "golangci-lint: hack/consumer"
 consumer=$(mktemp -d)
 trap 'rm -rf "$consumer"' EXIT
 GO="$GO" hack/consumer-copy.sh "$consumer"
-(cd "$consumer" && GOFLAGS=-mod=readonly "$lint" run --config "${root}/.golangci.yml" ./...) || status=1
+(cd "$consumer" && GOFLAGS=-mod=readonly "$lint" run --allow-serial-runners --config "${root}/.golangci.yml" ./...) || status=1
 
 # The run's step methods in package rebase (the functions of its graph's steps), the
 # preparation steps in package applier.
@@ -63,7 +66,7 @@ for name in $steps prepare; do
 done
 echo "golangci-lint: phase methods and preparation steps (60 lines)"
 phase_pass() { # dir package: every function of the package over 60 lines, exit 0 if any
-	(cd "$1" && "$lint" run --config "${root}/.golangci-phases.yml" --issues-exit-code 0 \
+	(cd "$1" && "$lint" run --allow-serial-runners --config "${root}/.golangci-phases.yml" --issues-exit-code 0 \
 		--output.text.print-issued-lines=false "$2")
 }
 long=$(phase_pass . ./rebase) && long+=$'\n'$(phase_pass applier .) ||
