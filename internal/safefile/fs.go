@@ -84,6 +84,10 @@ func (d dirFS) ReadDir(name string) ([]fs.DirEntry, error) {
 	return os.ReadDir(p)
 }
 
+// OpenDir opens the directory name (links followed: a person named it) without blocking: a
+// FIFO or another non-directory is an error at once.
+func OpenDir(name string) (*os.File, error) { return openDirFollow(name) }
+
 // ReadFS reads name from fsys whole, within max bytes (0: DefaultMaxSize), as a regular
 // file: fsys's own policy when it has one (FS, internal/gittree), else its Stat is checked
 // before the file is opened and the read stops past the cap.

@@ -11,3 +11,5 @@ func openNonBlocking(name string, _ bool) (*os.File, error) { return os.Open(nam
 func isLoop(error) bool { return false }
 
 func openDir(name string) (*os.File, error) { return os.Open(name) }
+
+func openDirFollow(name string) (*os.File, error) { return os.Open(name) }

@@ -26,3 +26,8 @@ func isLoop(err error) bool { return errors.Is(err, syscall.ELOOP) }
 func openDir(name string) (*os.File, error) {
 	return os.OpenFile(name, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 }
+
+// openDirFollow opens a directory, following links, without blocking.
+func openDirFollow(name string) (*os.File, error) {
+	return os.OpenFile(name, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NONBLOCK, 0)
+}

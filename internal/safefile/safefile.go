@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -28,6 +29,11 @@ import (
 // largest MicroShift asset is some hundred KB), records, locks, auth and IDMS files.
 // internal/gittree caps a file read from a clone at the same size.
 const DefaultMaxSize int64 = 16 << 20
+
+// NoSizeCap is Options.Max for a file that is streamed, never held in memory, and bounded
+// by its reader (a cached blob hashed as it is read): only the type is checked, and a regular
+// file has an end.
+const NoSizeCap int64 = math.MaxInt64
 
 // ErrNotRegular and ErrTooLarge classify an *Error (errors.Is).
 var (
@@ -44,6 +50,9 @@ type Error struct {
 	Mode fs.FileMode
 	// Size and Max are the file's size and the cap, for a file over the cap.
 	Size, Max int64
+	// What, when set, says what the file is in place of Mode's name (a git tree entry's
+	// "submodule, git mode 160000").
+	What string
 }
 
 func (e *Error) Error() string {
@@ -53,7 +62,11 @@ func (e *Error) Error() string {
 		}
 		return fmt.Sprintf("%s: %d bytes, over the %d-byte cap of one file", e.Path, e.Size, e.Max)
 	}
-	return fmt.Sprintf("%s: not a regular file (%s): refusing to read it", e.Path, Kind(e.Mode))
+	what := e.What
+	if what == "" {
+		what = Kind(e.Mode)
+	}
+	return fmt.Sprintf("%s: not a regular file (%s): refusing to read it", e.Path, what)
 }
 
 // Is makes errors.Is(err, ErrNotRegular) and errors.Is(err, ErrTooLarge) hold.
@@ -79,6 +92,8 @@ func Kind(m fs.FileMode) string {
 		return "a block device"
 	case t&fs.ModeDir != 0:
 		return "a directory"
+	case t&fs.ModeIrregular != 0:
+		return "an irregular file"
 	case t == 0:
 		return "a regular file"
 	}
