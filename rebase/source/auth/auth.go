@@ -18,6 +18,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/authn"
 
+	"github.com/lvms-rebase/lvms-rebase/internal/safefile"
 	"github.com/lvms-rebase/lvms-rebase/rebase/option"
 )
 
@@ -101,7 +102,9 @@ func (k *Keychain) load(f authFile) (*authConfigFile, error) {
 	if c, ok := k.parsed[f.path]; ok {
 		return c, nil
 	}
-	data, err := os.ReadFile(f.path)
+	// A person's or the environment's file: links are followed (mounted secrets are links),
+	// to a regular file within the cap.
+	data, err := safefile.ReadFile(f.path, safefile.Options{Follow: true})
 	if errors.Is(err, fs.ErrNotExist) {
 		k.parsed[f.path] = nil
 		return nil, nil

@@ -8,11 +8,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"os"
 	"regexp"
 	"strings"
 
 	"github.com/lvms-rebase/lvms-rebase/applier/redact"
+	"github.com/lvms-rebase/lvms-rebase/internal/safefile"
 	"github.com/lvms-rebase/lvms-rebase/internal/strictyaml"
 	"github.com/lvms-rebase/lvms-rebase/rebase/option"
 )
@@ -143,7 +143,7 @@ var docSep = regexp.MustCompile(`(?m)^---\s*$`)
 // LoadIDMS reads ImageDigestMirrorSet and/or ImageContentSourcePolicy documents (several
 // may share one file, separated by ---).
 func LoadIDMS(path string) ([]Rule, error) {
-	data, err := os.ReadFile(path)
+	data, err := safefile.ReadFile(path, safefile.Options{Follow: true})
 	if err != nil {
 		return nil, fmt.Errorf("reading IDMS file: %w", err)
 	}
