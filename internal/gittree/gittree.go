@@ -1,7 +1,9 @@
 // Package gittree reads branches of a git repository without checking them out: the local
 // branch names, and a branch's tree as a read-only fs.FS (git ls-tree once, then git
-// cat-file per file read). Only regular files are readable (a symlink or submodule is an
-// error, as the rebase never follows links), and each read is capped.
+// cat-file per file read). Its reads follow internal/safefile's policy for a tree's files,
+// with safefile's errors: only regular files are readable (a symlink or submodule is an
+// error, as the rebase never follows links), and each read is capped (safefile.DefaultMaxSize
+// unless the reader asks for less, safefile.ReadFS).
 package gittree
 
 import (
@@ -13,10 +15,12 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/lvms-rebase/lvms-rebase/internal/safefile"
 )
 
-// MaxFileSize caps one file read from a tree.
-const MaxFileSize = 16 << 20
+// MaxFileSize caps one file read from a tree: the cap of a checkout's files.
+const MaxFileSize = safefile.DefaultMaxSize
 
 // Git runs git in repo and returns its stdout; the error carries git's stderr.
 func Git(repo string, args ...string) ([]byte, error) {
@@ -83,7 +87,14 @@ func Open(repo, rev string) (*Tree, error) {
 }
 
 // ReadFile returns the content of a regular file of the tree.
-func (t *Tree) ReadFile(name string) ([]byte, error) {
+func (t *Tree) ReadFile(name string) ([]byte, error) { return t.ReadFileMax(name, MaxFileSize) }
+
+// ReadFileMax returns the content of a regular file of the tree of at most max bytes
+// (safefile.MaxReader).
+func (t *Tree) ReadFileMax(name string, max int64) ([]byte, error) {
+	if max <= 0 || max > MaxFileSize {
+		max = MaxFileSize
+	}
 	if !fs.ValidPath(name) {
 		return nil, &fs.PathError{Op: "read", Path: name, Err: fs.ErrInvalid}
 	}
@@ -91,13 +102,36 @@ func (t *Tree) ReadFile(name string) ([]byte, error) {
 	if !ok {
 		return nil, &fs.PathError{Op: "read", Path: name, Err: fs.ErrNotExist}
 	}
+	at := t.rev + ":" + name // the name errors give, as git spells a file of a revision
 	if e.mode != "100644" && e.mode != "100755" {
-		return nil, &fs.PathError{Op: "read", Path: name, Err: fmt.Errorf("not a regular file in %s (mode %s)", t.rev, e.mode)}
+		return nil, &safefile.Error{Path: at, Mode: gitMode(e.mode), What: gitKind(e.mode)}
 	}
-	if e.size > MaxFileSize {
-		return nil, &fs.PathError{Op: "read", Path: name, Err: fmt.Errorf("%d bytes in %s, over the %d-byte cap", e.size, t.rev, MaxFileSize)}
+	if e.size > max {
+		return nil, &safefile.Error{Path: at, Size: e.size, Max: max}
 	}
 	return Git(t.repo, "cat-file", "blob", e.oid)
+}
+
+// gitMode is the file type of a git tree entry's mode that is not a regular file.
+func gitMode(mode string) fs.FileMode {
+	switch mode {
+	case "120000":
+		return fs.ModeSymlink
+	case "040000":
+		return fs.ModeDir
+	}
+	return fs.ModeIrregular // a submodule (160000) or a mode git does not write
+}
+
+// gitKind names a git tree entry that is not a regular file, with its mode.
+func gitKind(mode string) string {
+	switch mode {
+	case "120000":
+		return "a symbolic link, git mode " + mode
+	case "160000":
+		return "a submodule, git mode " + mode
+	}
+	return "git mode " + mode
 }
 
 // Open implements fs.FS for regular files.

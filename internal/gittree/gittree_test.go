@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/lvms-rebase/lvms-rebase/internal/safefile"
 	"github.com/lvms-rebase/lvms-rebase/internal/testing/gitrepo"
 )
 
@@ -36,9 +37,9 @@ func TestTreeReadsRegularFilesOnly(t *testing.T) {
 		{name: "assets/release/release-x86_64.json", data: "{\"release\": {\"base\": \"4.18.1\"}}\n"},
 		{name: "scripts/auto-rebase/rebase.sh", data: "#!/bin/bash\n"},
 		{name: "name with spaces.yaml", data: "kind: ConfigMap\n"},
-		{name: "link.json", err: "not a regular file in main (mode 120000)"},
-		{name: "vendor/sub", err: "not a regular file in main (mode 160000)"},
-		{name: "big.bin", err: "over the 16777216-byte cap"},
+		{name: "link.json", err: "main:link.json: not a regular file (a symbolic link, git mode 120000)", errIs: safefile.ErrNotRegular},
+		{name: "vendor/sub", err: "main:vendor/sub: not a regular file (a submodule, git mode 160000)", errIs: safefile.ErrNotRegular},
+		{name: "big.bin", err: "main:big.bin: 16777217 bytes, over the 16777216-byte cap", errIs: safefile.ErrTooLarge},
 		{name: "assets", errIs: fs.ErrNotExist},
 		{name: "uncommitted.yaml", errIs: fs.ErrNotExist},
 		{name: "../outside", errIs: fs.ErrInvalid},
@@ -115,7 +116,7 @@ func testRepo(t *testing.T) string {
 	gitrepo.WriteFile(t, repo, "assets/release/release-x86_64.json", "{\"release\": {\"base\": \"4.18.1\"}}\n", 0o644)
 	gitrepo.WriteFile(t, repo, "scripts/auto-rebase/rebase.sh", "#!/bin/bash\n", 0o755)
 	gitrepo.WriteFile(t, repo, "name with spaces.yaml", "kind: ConfigMap\n", 0o644)
-	gitrepo.WriteFile(t, repo, "big.bin", strings.Repeat("x", MaxFileSize+1), 0o644)
+	gitrepo.WriteFile(t, repo, "big.bin", strings.Repeat("x", int(MaxFileSize)+1), 0o644)
 	if err := os.Symlink("assets/release/release-x86_64.json", filepath.Join(repo, "link.json")); err != nil {
 		t.Fatal(err)
 	}
@@ -124,4 +125,20 @@ func testRepo(t *testing.T) string {
 	gitrepo.Git(t, repo, "commit", "-qm", "base")
 	gitrepo.WriteFile(t, repo, "uncommitted.yaml", "kind: Secret\n", 0o644)
 	return repo
+}
+
+// TestReadFileMaxIsSafefilePolicy: safefile.ReadFS leaves a clone's reads to the tree,
+// which applies the reader's smaller cap with safefile's error.
+func TestReadFileMaxIsSafefilePolicy(t *testing.T) {
+	tree, err := Open(testRepo(t), "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = safefile.ReadFS(tree, "scripts/auto-rebase/rebase.sh", 4)
+	if !errors.Is(err, safefile.ErrTooLarge) || !strings.Contains(err.Error(), "main:scripts/auto-rebase/rebase.sh: 12 bytes, over the 4-byte cap") {
+		t.Errorf("ReadFS with a 4-byte cap: %v", err)
+	}
+	if data, err := safefile.ReadFS(tree, "scripts/auto-rebase/rebase.sh", 0); err != nil || string(data) != "#!/bin/bash\n" {
+		t.Errorf("ReadFS: %q, %v", data, err)
+	}
 }
