@@ -2,13 +2,13 @@ package tree
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/sergi/go-diff/diffmatchpatch"
+
+	"github.com/lvms-rebase/lvms-rebase/internal/safefile"
 )
 
 // contextLines is the number of unchanged lines around each change, as in `diff -u`.
@@ -28,7 +28,7 @@ func Diff(root string, files map[string][]byte, managedDirs []string) (string, e
 	}
 	var entries []entry
 	read := func(rel string) (*string, error) {
-		b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(rel)))
+		b, err := safefile.ReadIn(root, rel, 0)
 		if err != nil {
 			return nil, fmt.Errorf("diff: reading %s: %w", rel, err)
 		}

@@ -14,6 +14,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/lvms-rebase/lvms-rebase/internal/safefile"
 )
 
 // The swap into the tree is journaled so that a kill at any instant can be repaired. Inside
@@ -104,7 +106,7 @@ func fingerprint(full string) (string, error) {
 	case !fi.Mode().IsRegular():
 		return "other:" + fi.Mode().Type().String(), nil
 	}
-	f, err := os.Open(full)
+	f, _, err := safefile.Open(full, safefile.Options{Max: safefile.NoSizeCap}) // hashed as read
 	if err != nil {
 		return "", err
 	}
@@ -207,7 +209,7 @@ func syncParents(root string, files []entry) error {
 }
 
 func syncDir(dir string) error {
-	d, err := os.Open(dir)
+	d, err := os.Open(dir) // safefile: a directory this write created or renamed into, to sync it
 	if err != nil {
 		return err
 	}

@@ -5,9 +5,10 @@ package tree
 import (
 	"errors"
 	"fmt"
-	"os"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/lvms-rebase/lvms-rebase/internal/safefile"
 )
 
 // Lock takes an exclusive lock on the tree at root for the whole run, so that a second
@@ -16,7 +17,7 @@ import (
 // itself: no lock file is created, so none can end up committed or be left behind by a
 // kill, and the kernel drops the lock with the process.
 func Lock(root string) (unlock func(), err error) {
-	f, err := os.Open(root)
+	f, err := safefile.OpenDir(root) // a FIFO given as the tree is refused, never waited on
 	if err != nil {
 		return nil, fmt.Errorf("locking the tree %s: %w", root, err)
 	}

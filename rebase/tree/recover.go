@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/lvms-rebase/lvms-rebase/internal/safefile"
 )
 
 // Recovery of an interrupted Write (see journal.go) verifies before it acts:
@@ -217,7 +219,7 @@ func readJournal(work string) (*journal, error) {
 	}
 	var b []byte
 	if err == nil {
-		b, err = os.ReadFile(p)
+		b, err = safefile.ReadFile(p, safefile.Options{})
 	}
 	j := &journal{}
 	if err == nil {

@@ -21,6 +21,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/lvms-rebase/lvms-rebase/internal/safefile"
 )
 
 // Changes say what a Write does (or did) to each path, relative to the root and sorted. (The
@@ -74,7 +76,7 @@ func Compute(root string, files map[string][]byte, managedDirs []string) (*Chang
 			p.Change = append(p.Change, rel)
 			continue
 		}
-		old, err := os.ReadFile(full)
+		old, err := safefile.ReadFile(full, safefile.Options{})
 		if err != nil {
 			return nil, fmt.Errorf("reading %s: %w", full, err)
 		}
@@ -179,7 +181,7 @@ const stageSyncs = 16
 // writeFileSync writes and fsyncs one of the write's own records (the journal, the commit
 // marker), so that after a crash it is either absent or complete.
 func writeFileSync(name string, data []byte, perm fs.FileMode) error {
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, perm)
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, perm) // safefile: written, not read
 	if err != nil {
 		return err
 	}
@@ -343,7 +345,7 @@ func syncEach(names []string, syncOne func(string) error) (int, error) {
 }
 
 func syncFile(name string) error {
-	f, err := os.Open(name)
+	f, err := os.Open(name) // safefile: a file this write staged, opened to sync it
 	if err != nil {
 		return err
 	}
