@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/lvms-rebase/lvms-rebase/internal/arch"
+	"github.com/lvms-rebase/lvms-rebase/internal/safefile"
 	"github.com/lvms-rebase/lvms-rebase/rebase/era"
 	"github.com/lvms-rebase/lvms-rebase/rebase/lock"
 	"github.com/lvms-rebase/lvms-rebase/rebase/option"
@@ -50,7 +51,7 @@ const (
 // treeBase reads release.base of the tree's recorded.BaseFile and its minor, parsed as strictly as
 // --ocp (era.VersionMinor): "5", "v5.0.0" or "05.0.1" is an error naming the file and field.
 func treeBase(root string) (base, minor string, err error) {
-	data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(recorded.BaseFile)))
+	data, err := safefile.ReadIn(root, recorded.BaseFile, 0)
 	if err != nil {
 		return "", "", err
 	}
@@ -103,12 +104,17 @@ func choosePayloads(o *Options) (rule, from string, err error) {
 	default:
 		return "", "", option.Errorf(option.Payload, "%q: expected tree or newest", o.Payload)
 	}
-	data, err := os.ReadFile(filepath.Join(o.MicroShiftDir, filepath.FromSlash(recorded.LastRebaseFile)))
+	data, err := safefile.ReadIn(o.MicroShiftDir, recorded.LastRebaseFile, 0)
 	if errors.Is(err, fs.ErrNotExist) && o.Payload == "" {
 		return PayloadNewest, "", nil
 	}
-	if err != nil {
+	if errors.Is(err, fs.ErrNotExist) {
 		return "", "", option.Errorf(option.Payload, "tree: %v", err)
+	}
+	if err != nil {
+		// The tree's record is broken (a FIFO, a link, too large): an error of the tree, not
+		// of the command line.
+		return "", "", fmt.Errorf("the payload rule tree reads %s: %w", recorded.LastRebaseFile, err)
 	}
 	specs, err := recorded.ParseLastRebase(data)
 	if err != nil {

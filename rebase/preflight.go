@@ -3,10 +3,10 @@ package rebase
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/lvms-rebase/lvms-rebase/applier/releasefile"
+	"github.com/lvms-rebase/lvms-rebase/internal/safefile"
 	"github.com/lvms-rebase/lvms-rebase/rebase/commit"
 	"github.com/lvms-rebase/lvms-rebase/rebase/option"
 	"github.com/lvms-rebase/lvms-rebase/rebase/prbody"
@@ -22,7 +22,7 @@ func (r *run) preflight() error {
 	r.releaseData = map[string][]byte{}
 	for _, a := range r.arches {
 		rel := releasefile.RepoPath(a)
-		data, err := os.ReadFile(filepath.Join(r.opts.MicroShiftDir, filepath.FromSlash(rel)))
+		data, err := safefile.ReadIn(r.opts.MicroShiftDir, rel, 0)
 		if err != nil {
 			return fmt.Errorf("%s %s: reading %s: expected MicroShift's release JSON for %s: %w", option.MicroShiftDir, r.opts.MicroShiftDir, rel, a, err)
 		}

@@ -13,11 +13,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/lvms-rebase/lvms-rebase/internal/graph"
+	"github.com/lvms-rebase/lvms-rebase/internal/safefile"
 	"github.com/lvms-rebase/lvms-rebase/rebase/era"
 	"github.com/lvms-rebase/lvms-rebase/rebase/lock"
 	"github.com/lvms-rebase/lvms-rebase/rebase/option"
@@ -80,7 +80,7 @@ func (r *run) settle(res *Result) error {
 	if r.opts.PRBody != "" {
 		// An unreadable record leaves the PR body's "before" column empty; the run itself
 		// reports the unreadable file (preflight reads the release JSONs).
-		r.recorded, _ = recorded.Read(os.DirFS(root))
+		r.recorded, _ = recorded.Read(safefile.FS(root))
 	}
 	if err := r.prepare(); err != nil {
 		return err

@@ -4,13 +4,13 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"os"
 	"slices"
 	"sort"
 	"strings"
 
 	"github.com/lvms-rebase/lvms-rebase/applier/redact"
 	"github.com/lvms-rebase/lvms-rebase/internal/graph"
+	"github.com/lvms-rebase/lvms-rebase/internal/safefile"
 	"github.com/lvms-rebase/lvms-rebase/rebase/era"
 	"github.com/lvms-rebase/lvms-rebase/rebase/lock"
 	"github.com/lvms-rebase/lvms-rebase/rebase/recipe"
@@ -59,7 +59,7 @@ func (r *run) records(_ context.Context, s *graph.Step, b resolved, p fetched, i
 func (r *run) recipes(s *graph.Step, out *recordsOut, e era.Era, res *source.Resolution) (map[string][]byte, error) {
 	root := r.opts.MicroShiftDir
 	spec := recipe.RecordSpec{Name: e.Records.Record, Script: e.Records.Script, Known: era.RecordNames()}
-	recs, err := recipe.Records(os.DirFS(root), spec, recordRef(res.Bundle))
+	recs, err := recipe.Records(safefile.FS(root), spec, recordRef(res.Bundle))
 	if err != nil {
 		return nil, err
 	}

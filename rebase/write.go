@@ -4,12 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path"
-	"path/filepath"
 	"strings"
 
 	"github.com/lvms-rebase/lvms-rebase/internal/graph"
+	"github.com/lvms-rebase/lvms-rebase/internal/safefile"
 	"github.com/lvms-rebase/lvms-rebase/rebase/commit"
 	"github.com/lvms-rebase/lvms-rebase/rebase/keepstyle"
 	"github.com/lvms-rebase/lvms-rebase/rebase/lock"
@@ -61,7 +60,7 @@ func (r *run) check(rec recordsOut) (written, error) {
 	if err != nil {
 		return w, err
 	}
-	w.lockDrift = append(r.old.CheckFiles(os.DirFS(root)), lock.Compare(r.old, rec.lock)...)
+	w.lockDrift = append(r.old.CheckFiles(safefile.FS(root)), lock.Compare(r.old, rec.lock)...)
 	w.lockDrift = append(w.lockDrift, ruleDrift...)
 	if !changes.Changed() && len(w.lockDrift) == 0 {
 		return w, nil
@@ -167,7 +166,7 @@ func (r *run) writePRBody(res *Result, w written, changes *tree.Changes, before,
 // formatting only (same documents once decoded).
 func classify(root string, changes *tree.Changes, files map[string][]byte) (semantic, formatting []string, err error) {
 	for _, p := range changes.Change {
-		cur, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(p)))
+		cur, err := safefile.ReadIn(root, p, 0)
 		if err != nil {
 			return nil, nil, fmt.Errorf("reading %s: %w", p, err)
 		}
