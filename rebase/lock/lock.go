@@ -18,8 +18,6 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
-	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
@@ -29,6 +27,7 @@ import (
 
 	"github.com/lvms-rebase/lvms-rebase/applier/redact"
 	"github.com/lvms-rebase/lvms-rebase/internal/arch"
+	"github.com/lvms-rebase/lvms-rebase/internal/safefile"
 	"github.com/lvms-rebase/lvms-rebase/internal/strictyaml"
 )
 
@@ -188,7 +187,8 @@ func New() *Lock {
 // Read parses the lock at path. Unknown or duplicate fields are errors, as are values that
 // fail Validate; every error names the file.
 func Read(path string) (*Lock, error) {
-	b, err := os.ReadFile(path)
+	// The lock is a file of the tree: not reached through a final link, within the cap.
+	b, err := safefile.ReadFile(path, safefile.Options{})
 	if err != nil {
 		return nil, fmt.Errorf("reading lock file: %w", err)
 	}
@@ -405,7 +405,7 @@ func (l *Lock) ImageByKey(key string) (ImageDigests, bool) {
 func (l *Lock) Drift(root string) ([]string, error) {
 	var drift []string
 	for _, f := range l.Files {
-		b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(f.Path)))
+		b, err := safefile.ReadIn(root, f.Path, 0)
 		if errors.Is(err, fs.ErrNotExist) {
 			drift = append(drift, f.Path)
 			continue

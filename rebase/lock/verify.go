@@ -9,6 +9,8 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+
+	"github.com/lvms-rebase/lvms-rebase/internal/safefile"
 )
 
 // Compare lists where a recorded lock differs from the lock a re-render of its inputs
@@ -52,7 +54,7 @@ func Compare(recorded, actual *Lock) []string {
 func (l *Lock) CheckFiles(fsys fs.FS) []string {
 	var out []string
 	for _, f := range l.Files {
-		b, err := fs.ReadFile(fsys, f.Path)
+		b, err := safefile.ReadFS(fsys, f.Path, 0)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			out = append(out, fmt.Sprintf("files[%s]: recorded in the lock, missing from the tree", f.Path))

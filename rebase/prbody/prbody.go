@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/lvms-rebase/lvms-rebase/applier/releasefile"
+	"github.com/lvms-rebase/lvms-rebase/internal/safefile"
 	"github.com/lvms-rebase/lvms-rebase/rebase/bundle"
 	"github.com/lvms-rebase/lvms-rebase/rebase/recipe"
 	"github.com/lvms-rebase/lvms-rebase/rebase/render"
@@ -49,7 +50,7 @@ type Input struct {
 func SnapshotBefore(root string, changes *tree.Changes) (map[string][]byte, error) {
 	out := map[string][]byte{}
 	for _, p := range append(append([]string{}, changes.Change...), changes.Remove...) {
-		data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(p)))
+		data, err := safefile.ReadIn(root, p, 0)
 		if err != nil {
 			return nil, fmt.Errorf("reading %s: %w", p, err)
 		}
@@ -289,6 +290,7 @@ func CheckWritable(p string) error {
 	case err == nil && !fi.Mode().IsRegular():
 		return fmt.Errorf("expected a regular file, found %v", fi.Mode().Type())
 	case err == nil:
+		// safefile: opened to write, never read, and only once it was found a regular file.
 		f, err := os.OpenFile(p, os.O_WRONLY, 0)
 		if err != nil {
 			return fmt.Errorf("not writable: %w", err)

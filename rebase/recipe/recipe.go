@@ -25,6 +25,7 @@ import (
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 	"sigs.k8s.io/yaml"
 
+	"github.com/lvms-rebase/lvms-rebase/internal/safefile"
 	"github.com/lvms-rebase/lvms-rebase/internal/strictyaml"
 )
 
@@ -177,7 +178,7 @@ func readRecipes(root string, names []string) ([]*recipeFile, error) {
 	var out []*recipeFile
 	for _, name := range names {
 		p := path.Join(Dir, name)
-		data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(p)))
+		data, err := safefile.ReadIn(root, p, 0)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}

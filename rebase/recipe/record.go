@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"path"
 
+	"github.com/lvms-rebase/lvms-rebase/internal/safefile"
 	"github.com/lvms-rebase/lvms-rebase/rebase/shrecord"
 )
 
@@ -46,7 +47,7 @@ func Records(fsys fs.FS, spec RecordSpec, bundleRef string) (map[string][]byte, 
 	out := map[string][]byte{}
 	for _, name := range spec.Known {
 		p := path.Join(Dir, name)
-		data, err := fs.ReadFile(fsys, p)
+		data, err := safefile.ReadFS(fsys, p, 0)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
@@ -91,7 +92,7 @@ func ParseRecord(name string, data []byte) (string, error) {
 func ReadRecord(fsys fs.FS, known []string) (p, bundleRef string, err error) {
 	for _, name := range known {
 		p = path.Join(Dir, name)
-		data, err := fs.ReadFile(fsys, p)
+		data, err := safefile.ReadFS(fsys, p, 0)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}

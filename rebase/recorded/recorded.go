@@ -9,11 +9,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/lvms-rebase/lvms-rebase/applier/releasefile"
+	"github.com/lvms-rebase/lvms-rebase/internal/safefile"
 	"github.com/lvms-rebase/lvms-rebase/rebase/era"
 	"github.com/lvms-rebase/lvms-rebase/rebase/lock"
 	"github.com/lvms-rebase/lvms-rebase/rebase/recipe"
@@ -80,7 +79,7 @@ type Recorded struct {
 // without a bundle record has an empty Bundle; an unreadable file is an error naming it.
 func Read(fsys fs.FS) (*Recorded, error) {
 	r := &Recorded{From: "records"}
-	data, err := fs.ReadFile(fsys, BaseFile)
+	data, err := safefile.ReadFS(fsys, BaseFile, 0)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", BaseFile, err)
 	}
@@ -92,14 +91,14 @@ func Read(fsys fs.FS) (*Recorded, error) {
 	if r.OCP, err = era.MinorOf(f.Base); err != nil {
 		return nil, fmt.Errorf("%s release.base: %w", BaseFile, err)
 	}
-	if data, err = fs.ReadFile(fsys, LastRebaseFile); err == nil {
+	if data, err = safefile.ReadFS(fsys, LastRebaseFile, 0); err == nil {
 		if r.LastRebase, err = ParseLastRebase(data); err != nil {
 			return nil, err
 		}
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%s: %w", LastRebaseFile, err)
 	}
-	if data, err = fs.ReadFile(fsys, lock.Path); err == nil {
+	if data, err = safefile.ReadFS(fsys, lock.Path, 0); err == nil {
 		l, err := lock.Parse(data)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", lock.Path, err)
@@ -150,7 +149,7 @@ func PayloadRuleDrift(root string, l *lock.Lock) ([]string, error) {
 		if l.PayloadSource != LastRebaseFile {
 			add("payloadSource: the lock records %q, rule tree reads %s", l.PayloadSource, LastRebaseFile)
 		}
-		data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(LastRebaseFile)))
+		data, err := safefile.ReadIn(root, LastRebaseFile, 0)
 		if errors.Is(err, fs.ErrNotExist) {
 			add("payloadRule: the lock records tree, the tree has no %s", LastRebaseFile)
 			return out, nil

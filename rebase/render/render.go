@@ -363,7 +363,7 @@ func stageFS(fsys filesys.FileSystem, dir string, kt fs.FS, lvms, snapshot []*un
 		if d.IsDir() {
 			return fsys.MkdirAll(dst)
 		}
-		b, err := fs.ReadFile(kt, p)
+		b, err := fs.ReadFile(kt, p) // safefile: the embedded kustomize tree, part of the binary
 		if err != nil {
 			return err
 		}

@@ -19,6 +19,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+
+	"github.com/lvms-rebase/lvms-rebase/internal/safefile"
 )
 
 // Object is one object of a shipped file.
@@ -82,7 +84,7 @@ func ReadTree(root string, dirs []string) ([]Object, error) {
 				continue
 			}
 			p := path.Join(dir, e.Name())
-			data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(p)))
+			data, err := safefile.ReadIn(root, p, 0)
 			if err != nil {
 				return nil, err
 			}

@@ -11,12 +11,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path"
-	"path/filepath"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/lvms-rebase/lvms-rebase/internal/safefile"
 	"github.com/lvms-rebase/lvms-rebase/internal/strictyaml"
 	"github.com/lvms-rebase/lvms-rebase/rebase/era"
 	"github.com/lvms-rebase/lvms-rebase/rebase/keepstyle"
@@ -93,7 +92,7 @@ func Render(root string, e era.Era, kustomize fs.FS, lvms *Part, snap *snapshot.
 // UTF-8 is refused: keepstyle cannot parse it, and would return f as rendered, dropping the
 // person's comment without a word.
 func keep(root string, f render.File, base []byte) ([]byte, error) {
-	cur, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(f.Path)))
+	cur, err := safefile.ReadIn(root, f.Path, 0)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		cur = base
