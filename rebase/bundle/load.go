@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path"
 	"sort"
 	"strings"
@@ -21,6 +20,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/lvms-rebase/lvms-rebase/applier/jsonvalue"
+	"github.com/lvms-rebase/lvms-rebase/internal/safefile"
 )
 
 // Bundle directory layout (operator-framework registry+v1).
@@ -58,7 +58,7 @@ type Bundle struct {
 // Load reads a bundle directory holding manifests/ and metadata/. Errors name the file and
 // field at fault.
 func Load(dir string) (*Bundle, error) {
-	b, err := LoadFS(os.DirFS(dir))
+	b, err := LoadFS(safefile.FS(dir))
 	if err != nil {
 		return nil, fmt.Errorf("bundle %s: %w", dir, err)
 	}
@@ -83,7 +83,7 @@ func LoadFS(fsys fs.FS) (*Bundle, error) {
 			continue
 		}
 		file := path.Join(ManifestsDir, ent.Name())
-		data, err := fs.ReadFile(fsys, file)
+		data, err := safefile.ReadFS(fsys, file, 0)
 		if err != nil {
 			return nil, fmt.Errorf("reading %s: %w", file, err)
 		}
@@ -276,7 +276,7 @@ func ParseCSV(data []byte) (*v1alpha1.ClusterServiceVersion, error) {
 }
 
 func readAnnotations(fsys fs.FS) (map[string]string, error) {
-	data, err := fs.ReadFile(fsys, AnnotationsFile)
+	data, err := safefile.ReadFS(fsys, AnnotationsFile, 0)
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", AnnotationsFile, err)
 	}

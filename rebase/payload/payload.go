@@ -10,10 +10,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
-	"os"
 	"strings"
 
 	"github.com/lvms-rebase/lvms-rebase/internal/gitcommit"
+	"github.com/lvms-rebase/lvms-rebase/internal/safefile"
 	"github.com/lvms-rebase/lvms-rebase/rebase/era"
 )
 
@@ -134,7 +134,7 @@ func New(refs *ImageStream, meta *Metadata) *Payload {
 // Load reads image-references and release-metadata from dir (an extracted
 // release-manifests/ directory).
 func Load(dir string) (*Payload, error) {
-	p, err := LoadFS(os.DirFS(dir))
+	p, err := LoadFS(safefile.FS(dir))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", dir, err)
 	}
@@ -145,7 +145,7 @@ func Load(dir string) (*Payload, error) {
 // by their names there.
 func LoadFS(fsys fs.FS) (*Payload, error) {
 	return parse(func(name string) ([]byte, error) {
-		data, err := fs.ReadFile(fsys, name)
+		data, err := safefile.ReadFS(fsys, name, 0)
 		if err != nil {
 			return nil, fmt.Errorf("reading payload file %s: %w", name, err)
 		}

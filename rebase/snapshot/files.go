@@ -130,6 +130,7 @@ func fetchFile(ctx context.Context, fetch FetchFunc, url string) ([]byte, error)
 		return nil, err
 	}
 	defer rc.Close()
+	// safefile: a download, bounded by MaxFileBytes.
 	data, err := io.ReadAll(io.LimitReader(rc, MaxFileBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", redact.URL(url), err)

@@ -27,6 +27,7 @@ import (
 
 	"github.com/lvms-rebase/lvms-rebase/applier/redact"
 	"github.com/lvms-rebase/lvms-rebase/internal/gitcommit"
+	"github.com/lvms-rebase/lvms-rebase/internal/safefile"
 )
 
 // DefaultSource is the --snapshot-assets default: GitHub's raw file URLs of the operator at a
@@ -173,10 +174,10 @@ func loadWhole(ctx context.Context, source, commit string, fetch FetchFunc) (*As
 			return nil, fmt.Errorf("snapshot assets: source %s: expected a URL with %s, a directory or a tarball: %w", redact.URL(source), CommitPlaceholder, err)
 		}
 		if fi.IsDir() {
-			err = readDir(os.DirFS(source), a.Files)
+			err = readDir(safefile.FS(source), a.Files)
 		} else if err = checkArchiveCommit(source, commit); err == nil {
 			var f *os.File
-			f, err = os.Open(source)
+			f, _, err = openArchive(source)
 			if err == nil {
 				defer f.Close()
 				err = readTar(f, a.Files)
@@ -203,7 +204,7 @@ func loadWhole(ctx context.Context, source, commit string, fetch FetchFunc) (*As
 // global header or <repo>-<commit> top directory): another release's archive must not be
 // read as this payload's. An archive that names no commit is taken as the user's choice.
 func checkArchiveCommit(path, commit string) error {
-	f, err := os.Open(path)
+	f, _, err := openArchive(path)
 	if err != nil {
 		return err
 	}
@@ -216,6 +217,12 @@ func checkArchiveCommit(path, commit string) error {
 		return fmt.Errorf("the archive holds commit %s, but the payload names %s", got, commit)
 	}
 	return nil
+}
+
+// openArchive opens the tarball a person named: a regular file (a FIFO or a device is
+// refused, never read) of at most MaxStreamBytes, reached through links if need be.
+func openArchive(path string) (*os.File, fs.FileInfo, error) {
+	return safefile.Open(path, safefile.Options{Follow: true, Max: MaxStreamBytes})
 }
 
 // readDir reads the wanted files of a repository checkout. Symlinks and other non-regular
@@ -245,7 +252,7 @@ func readDir(fsys fs.FS, out map[string][]byte) error {
 		if total += info.Size(); total > MaxTotalBytes {
 			return fmt.Errorf("assets exceed %d bytes", MaxTotalBytes)
 		}
-		data, err := fs.ReadFile(fsys, p)
+		data, err := safefile.ReadFS(fsys, p, MaxFileBytes)
 		if err != nil {
 			return err
 		}
@@ -328,6 +335,7 @@ func readTar(r io.Reader, out map[string][]byte) error {
 		if total += h.Size; total > MaxTotalBytes {
 			return fmt.Errorf("tarball assets exceed %d bytes", MaxTotalBytes)
 		}
+		// safefile: a tar entry, bounded by MaxFileBytes (its header was checked above).
 		data, err := io.ReadAll(io.LimitReader(tr, MaxFileBytes+1))
 		if err != nil {
 			return fmt.Errorf("tar entry %s: %w", name, err)

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/lvms-rebase/lvms-rebase/internal/safefile"
 	"github.com/lvms-rebase/lvms-rebase/rebase/bundle"
 	"github.com/lvms-rebase/lvms-rebase/rebase/payload"
 	"github.com/lvms-rebase/lvms-rebase/rebase/source/fetch"
@@ -43,7 +44,7 @@ func (s *Source) loadBundle(ctx context.Context, b BundleRef) (*bundle.Bundle, *
 	if err != nil {
 		return nil, nil, err
 	}
-	loaded, err := bundle.LoadFS(os.DirFS(dir))
+	loaded, err := bundle.LoadFS(safefile.FS(dir))
 	if err != nil {
 		return nil, nil, fmt.Errorf("bundle %s: %w", b.Ref, err)
 	}
@@ -63,7 +64,7 @@ func (s *Source) loadPayload(ctx context.Context, p PayloadRef, early EarlyRefer
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("payload for %s: %w", p.Arch, err)
 	}
-	loaded, err := payload.LoadFS(os.DirFS(filepath.Join(dir, payload.Dir)))
+	loaded, err := payload.LoadFS(safefile.FS(filepath.Join(dir, payload.Dir)))
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("payload %s (%s): %w", p.Ref, p.Arch, err)
 	}
@@ -87,7 +88,7 @@ func earlyFile(dir, arch string, early EarlyReferences) func(string) {
 			return
 		}
 		once.Do(func() {
-			data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(p)))
+			data, err := safefile.ReadIn(dir, p, 0)
 			if err != nil {
 				return
 			}
