@@ -19,6 +19,7 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"github.com/lvms-rebase/lvms-rebase/internal/safefile"
 	"github.com/lvms-rebase/lvms-rebase/rebase/option"
 )
 
@@ -56,7 +57,9 @@ func (c *Cache) blobPath(h v1.Hash) string {
 // case the entry is removed).
 func (c *Cache) Get(h v1.Hash) (string, error) {
 	p := c.blobPath(h)
-	f, err := os.Open(p)
+	// A blob is hashed as it is read, so only its type matters: a FIFO or a link to a
+	// device put into the cache is refused, never read.
+	f, _, err := safefile.Open(p, safefile.Options{Max: safefile.NoSizeCap})
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", nil
 	}
@@ -79,7 +82,7 @@ func (c *Cache) Get(h v1.Hash) (string, error) {
 // ReadSmall returns a verified cached manifest's bytes.
 func (c *Cache) ReadSmall(h v1.Hash) ([]byte, bool) {
 	p := c.blobPath(h)
-	b, err := os.ReadFile(p)
+	b, err := safefile.ReadFile(p, safefile.Options{})
 	if err != nil {
 		return nil, false
 	}
@@ -133,6 +136,10 @@ func (e *DigestMismatchError) Error() string {
 	return fmt.Sprintf("content does not match its digest: want %s, got %s after %d bytes", e.want, e.got, e.n)
 }
 
+// maxTagRecord caps a tag record read back: the tag names (transport.DefaultMaxTagListBytes)
+// with their JSON and the digests recorded beside them.
+const maxTagRecord = 64 << 20
+
 // TagRecord is what the cache remembers about a repository's tags.
 type TagRecord struct {
 	Repo    string            `json:"repo"`
@@ -147,7 +154,7 @@ func (c *Cache) tagPath(repo string) string {
 
 // ReadTags returns repo's tag record (empty when none was written).
 func (c *Cache) ReadTags(repo string) (*TagRecord, error) {
-	b, err := os.ReadFile(c.tagPath(repo))
+	b, err := safefile.ReadFile(c.tagPath(repo), safefile.Options{Max: maxTagRecord})
 	if errors.Is(err, fs.ErrNotExist) {
 		return &TagRecord{Repo: repo, Digests: map[string]string{}}, nil
 	}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"slices"
 	"strings"
 
@@ -20,6 +19,7 @@ import (
 
 	"github.com/lvms-rebase/lvms-rebase/applier/redact"
 	"github.com/lvms-rebase/lvms-rebase/internal/arch"
+	"github.com/lvms-rebase/lvms-rebase/internal/safefile"
 	"github.com/lvms-rebase/lvms-rebase/rebase/extract"
 	"github.com/lvms-rebase/lvms-rebase/rebase/option"
 	"github.com/lvms-rebase/lvms-rebase/rebase/source/cache"
@@ -325,7 +325,7 @@ func (c *Client) ociManifest(r imgRef) (*manifest, error) {
 		}
 		h = d.Digest
 	}
-	raw, err := os.ReadFile(l.blobPath(h))
+	raw, err := safefile.ReadFile(l.blobPath(h), safefile.Options{Max: transport.DefaultMaxManifestSize})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", r, err)
 	}
@@ -361,7 +361,8 @@ func (c *Client) streamBlob(ctx context.Context, m *manifest, h v1.Hash, size in
 	}()
 	if m.layout != nil {
 		p := m.layout.blobPath(h)
-		f, err := os.Open(p)
+		// Hashed as it is read: a regular file of the layout, whatever its size.
+		f, _, err := safefile.Open(p, safefile.Options{Max: safefile.NoSizeCap})
 		if err != nil {
 			return "", st, fmt.Errorf("%s: blob %s: %w", m.ref, h, err)
 		}
@@ -434,7 +435,12 @@ type fileLayer struct {
 func (f *fileLayer) Digest() (v1.Hash, error)            { return f.desc.Digest, nil }
 func (f *fileLayer) Size() (int64, error)                { return f.desc.Size, nil }
 func (f *fileLayer) MediaType() (types.MediaType, error) { return f.desc.MediaType, nil }
-func (f *fileLayer) Compressed() (io.ReadCloser, error)  { return os.Open(f.path) }
+func (f *fileLayer) Compressed() (io.ReadCloser, error) {
+	// The blob verified a moment ago; opened again under the same policy, never through a
+	// link or into a FIFO swapped in since.
+	rc, _, err := safefile.Open(f.path, safefile.Options{Max: safefile.NoSizeCap})
+	return rc, err
+}
 
 func (c *Client) layerOpener(ctx context.Context, m *manifest, d v1.Descriptor, stats *Stats) extract.Layer {
 	return extract.Layer{
@@ -518,9 +524,9 @@ func (c *Client) image(ctx context.Context, m *manifest, goarch string, stats *S
 	if err != nil {
 		return nil, nil, nil, "", err
 	}
-	f, err := os.Open(p)
+	f, _, err := safefile.Open(p, safefile.Options{}) // a config is a small JSON document
 	if err != nil {
-		return nil, nil, nil, "", err
+		return nil, nil, nil, "", fmt.Errorf("%s: config %s: %w", m.ref, mf.Config.Digest, err)
 	}
 	cfg, err := v1.ParseConfigFile(f)
 	f.Close()

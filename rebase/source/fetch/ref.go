@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/lvms-rebase/lvms-rebase/applier/redact"
+	"github.com/lvms-rebase/lvms-rebase/internal/safefile"
 )
 
 const ociPrefix = "oci:"
@@ -117,7 +117,7 @@ func (c *Client) layout(dir string) (*ociLayout, error) {
 	if l, ok := c.ociIdx[dir]; ok {
 		return l, nil
 	}
-	b, err := os.ReadFile(filepath.Join(dir, "index.json"))
+	b, err := safefile.ReadFile(filepath.Join(dir, "index.json"), safefile.Options{})
 	if err != nil {
 		return nil, fmt.Errorf("OCI layout %s: %w", dir, err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/lvms-rebase/lvms-rebase/applier/redact"
 	"github.com/lvms-rebase/lvms-rebase/internal/gitcommit"
+	"github.com/lvms-rebase/lvms-rebase/internal/safefile"
 	"github.com/lvms-rebase/lvms-rebase/rebase/option"
 	"github.com/lvms-rebase/lvms-rebase/rebase/source/mirror"
 	"github.com/lvms-rebase/lvms-rebase/rebase/source/transport"
@@ -69,7 +70,7 @@ func (c *Client) cachedURL(canonical, u *url.URL, idx string) (io.ReadCloser, er
 	if !c.opts.Offline && !commitURL.MatchString(canonical.Path) {
 		return nil, nil
 	}
-	b, err := os.ReadFile(idx)
+	b, err := safefile.ReadFile(idx, safefile.Options{})
 	if err != nil {
 		if c.opts.Offline {
 			return nil, fmt.Errorf("URL %s is not in the cache %s (offline)", transport.SafeURL(u), c.cache.Dir())
@@ -86,7 +87,11 @@ func (c *Client) cachedURL(canonical, u *url.URL, idx string) (io.ReadCloser, er
 			// A copy cached before verification existed may be bad.
 			if err = c.verifyDownload(canonical, p); err == nil {
 				c.tally(blobStat{cached: true})
-				return os.Open(p)
+				f, err := openCached(p)
+				if err != nil {
+					return nil, err
+				}
+				return f, nil
 			}
 		}
 	}
@@ -125,7 +130,7 @@ func (c *Client) verifyDownload(u *url.URL, file string) error {
 	if !archivePath.MatchString(u.Path) {
 		return nil
 	}
-	f, err := os.Open(file)
+	f, err := openCached(file)
 	if err != nil {
 		return err
 	}
@@ -214,7 +219,14 @@ func (c *Client) download(ctx context.Context, canonical, u *url.URL, idx string
 	if err := c.cache.WriteFile(idx, []byte(h.String()+"\n")); err != nil {
 		return nil, err
 	}
-	return os.Open(p)
+	return openCached(p)
+}
+
+// openCached opens a downloaded or cached file, verified or about to be: a regular file
+// (not through a link, not a FIFO swapped in), streamed whatever its size.
+func openCached(p string) (*os.File, error) {
+	f, _, err := safefile.Open(p, safefile.Options{Max: safefile.NoSizeCap})
+	return f, err
 }
 
 // getToTemp GETs u into a temporary file, refusing bodies over --max-image-size (a hostile
