@@ -15,6 +15,7 @@ import (
 
 	"github.com/lvms-rebase/lvms-rebase/applier"
 	"github.com/lvms-rebase/lvms-rebase/internal/output"
+	"github.com/lvms-rebase/lvms-rebase/internal/safefile"
 )
 
 // applyFlags are the apply command's flag values.
@@ -103,7 +104,7 @@ func runApply(ctx context.Context, streams IOStreams, f *applyFlags) (err error)
 		vgs = applier.StaticVolumeGroups(f.volumeGroups)
 	}
 	res, err := applier.Apply(ctx, applier.Options{
-		Assets:          os.DirFS(f.assets),
+		Assets:          safefile.FS(f.assets),
 		Arch:            f.arch.one(),
 		Storage:         storage,
 		LvmdPath:        f.lvmd,
