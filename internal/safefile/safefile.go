@@ -127,6 +127,12 @@ func Open(name string, o Options) (*os.File, fs.FileInfo, error) {
 	}
 	fi, err := stat(name)
 	if err != nil {
+		// Said as the open it stands for ("open F: no such file or directory"), as os.Open
+		// and os.ReadFile say it.
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = &fs.PathError{Op: "open", Path: pe.Path, Err: pe.Err}
+		}
 		return nil, nil, err
 	}
 	if err := check(name, fi, o.max()); err != nil {
@@ -224,6 +230,11 @@ func inTree(root, rel string) (string, error) {
 		p = filepath.Join(p, d)
 		fi, err := os.Lstat(p)
 		if err != nil {
+			// Named as the file asked for: "open <root>/a/b/c: no such file or directory".
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				err = &fs.PathError{Op: "open", Path: filepath.Join(root, filepath.FromSlash(clean)), Err: pe.Err}
+			}
 			return "", err
 		}
 		if !fi.IsDir() {
