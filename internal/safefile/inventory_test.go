@@ -14,8 +14,9 @@ import (
 
 // unboundedReads are the calls that read a file (or hand out a reader of one) without this
 // package's policy. Every use in the module's shipped code goes through safefile instead, or
-// carries a comment saying why it need not: "safefile: <reason>" on its line or the line
-// above (a file this run wrote itself, an embedded file system, a reader already bounded).
+// carries a comment saying why it need not: "safefile: <reason>" in a comment on its line or
+// ending on the line above (a file this run wrote itself, an embedded file system, a reader
+// already bounded).
 var unboundedReads = map[string]bool{
 	"os.ReadFile": true, "os.Open": true, "os.OpenFile": true, "os.DirFS": true,
 	"fs.ReadFile": true, "io.ReadAll": true, "ioutil.ReadFile": true,
@@ -68,11 +69,10 @@ func unjustified(t *testing.T, fset *token.FileSet, path, rel string) []string {
 		t.Fatal(err)
 	}
 	justified := map[int]bool{}
+	// A comment group saying "safefile:" justifies the line it ends on and the next one.
 	for _, cg := range f.Comments {
-		for _, c := range cg.List {
-			if strings.Contains(c.Text, "safefile:") {
-				justified[fset.Position(c.Pos()).Line] = true
-			}
+		if strings.Contains(cg.Text(), "safefile:") {
+			justified[fset.Position(cg.End()).Line] = true
 		}
 	}
 	var out []string
