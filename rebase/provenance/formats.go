@@ -136,6 +136,7 @@ func verifyAtomic(blob []byte, keys []*Key, now time.Time) (claim, *Key, error) 
 	if !md.IsSigned {
 		return claim{}, nil, errors.New("an OpenPGP message without a signature")
 	}
+	// safefile: a signed message's body, bounded by maxPayload.
 	body, err := io.ReadAll(io.LimitReader(md.UnverifiedBody, maxPayload+1))
 	if err != nil {
 		return claim{}, nil, fmt.Errorf("reading the signed message: %w", err)

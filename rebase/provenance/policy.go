@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/lvms-rebase/lvms-rebase/internal/safefile"
 	"github.com/lvms-rebase/lvms-rebase/internal/strictyaml"
 )
 
@@ -103,23 +104,15 @@ func LoadPolicy(path string) (*Policy, error) {
 	if err != nil {
 		return nil, &PolicyError{File: path, Err: err}
 	}
+	// safefile: keys are read through readKey (regular files under MaxPolicySize, through
+	// safefile.ReadFS); a node's key directories may hold links, as /etc/pki does.
 	return ParsePolicy(data, path, os.DirFS(filepath.Dir(path)))
 }
 
 // readCapped reads a regular file of at most max bytes (a FIFO or a device is refused before
 // it is opened for reading, so it cannot block or flood the run).
 func readCapped(path string, max int64) ([]byte, error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("not a regular file (%s)", st.Mode().Type())
-	}
-	if st.Size() > max {
-		return nil, fmt.Errorf("%d bytes, more than the %d a policy or key file may have", st.Size(), max)
-	}
-	return os.ReadFile(path)
+	return safefile.ReadFile(path, safefile.Options{Follow: true, Max: max})
 }
 
 // ParsePolicy parses a policy document named name; keyPath values are read from keys (paths
@@ -384,7 +377,7 @@ func (l *loader) readKey(p string) ([]byte, error) {
 	if st.Size() > MaxPolicySize {
 		return nil, fmt.Errorf("%s: %d bytes, more than the %d a key file may have", p, st.Size(), MaxPolicySize)
 	}
-	return fs.ReadFile(l.keys, clean)
+	return safefile.ReadFS(l.keys, clean, MaxPolicySize)
 }
 
 // For returns the requirements that apply to an image of the docker transport (ref: a

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -17,6 +16,7 @@ import (
 	remotetransport "github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
 	"github.com/lvms-rebase/lvms-rebase/applier/redact"
+	"github.com/lvms-rebase/lvms-rebase/internal/safefile"
 	"github.com/lvms-rebase/lvms-rebase/rebase/source/cache"
 	"github.com/lvms-rebase/lvms-rebase/rebase/source/mirror"
 	"github.com/lvms-rebase/lvms-rebase/rebase/source/transport"
@@ -101,7 +101,7 @@ func (c *Client) checkScheme(u *url.URL) error {
 
 // cachedSmall reads the cached copy of a URL's last download, verified by its digest.
 func (c *Client) cachedSmall(idx string, max int64) ([]byte, bool) {
-	b, err := os.ReadFile(idx)
+	b, err := safefile.ReadFile(idx, safefile.Options{})
 	if err != nil {
 		return nil, false
 	}
@@ -141,6 +141,7 @@ func (c *Client) getSmall(ctx context.Context, u *url.URL, max int64) (Small, er
 	case resp.ContentLength > max:
 		return Small{}, &transport.LimitError{URL: transport.SafeURL(u), Reason: fmt.Sprintf("%d bytes, more than a signature may have (%d)", resp.ContentLength, max)}
 	}
+	// safefile: a download, bounded by max.
 	data, err := io.ReadAll(io.LimitReader(resp.Body, max+1))
 	switch {
 	case err != nil:
@@ -214,7 +215,7 @@ func (c *Client) Attached(ctx context.Context, repository, tag, digest string, m
 		if err != nil {
 			return Attached{}, err
 		}
-		data, err := os.ReadFile(p)
+		data, err := safefile.ReadFile(p, safefile.Options{Max: maxBlob})
 		if err != nil {
 			return Attached{}, err
 		}
