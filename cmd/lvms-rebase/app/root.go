@@ -107,7 +107,43 @@ kustomize and writes them into a MicroShift checkout's assets/ with a lock file.
 		newVersionCommand(streams),
 	)
 	registerCompletions(root)
+	typeArgs(root)
 	return root
+}
+
+// typeArgs makes the argument check of c and its subcommands return a usage error (exit 2) by
+// type. cobra returns its argument errors (cobra.NoArgs, ExactArgs, an unknown command) as
+// plain errors; Main tells exit codes apart by type only, never by text, which a path or a
+// name could repeat ("dir accepts x").
+func typeArgs(c *cobra.Command) {
+	check := c.Args
+	if check == nil {
+		check = legacyArgs
+	}
+	c.Args = func(cmd *cobra.Command, args []string) error {
+		err := check(cmd, args)
+		var ec *exitCodeError
+		if err == nil || errors.As(err, &ec) {
+			return err
+		}
+		return WithExitCode(ExitUsage, err)
+	}
+	for _, sub := range c.Commands() {
+		typeArgs(sub)
+	}
+}
+
+// legacyArgs is cobra's check of a command that sets no Args: the root refuses an argument
+// that names no subcommand (with cobra's suggestions), other commands take any arguments.
+func legacyArgs(cmd *cobra.Command, args []string) error {
+	if !cmd.HasSubCommands() || cmd.HasParent() || len(args) == 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+	if s := cmd.SuggestionsFor(args[0]); len(s) > 0 && !cmd.DisableSuggestions {
+		msg += "\n\nDid you mean this?\n\t" + strings.Join(s, "\n\t")
+	}
+	return errors.New(msg)
 }
 
 // validateFlags runs cobra's checks of required flags and flag groups (MarkFlagRequired,
@@ -127,6 +163,11 @@ func validateFlags(cmd *cobra.Command, _ []string) error {
 // Main runs the root command with args and returns the process exit code.
 func Main(args []string, streams IOStreams) int {
 	root := NewRootCommand(streams)
+	// cobra adds its help and completion commands when it executes; added now, their argument
+	// errors are typed as ours are.
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	typeArgs(root)
 	root.SetArgs(args)
 	// -v 4 sends the registry client's global debug log to this run's stderr; no later run
 	// (tests call Main many times) inherits it.
@@ -141,12 +182,12 @@ func Main(args []string, streams IOStreams) int {
 	}
 	// The only place an error is printed: commands return errors, cobra's printing is
 	// silenced, and phase log records do not repeat them.
+	// Exit codes come from the error's type only: usage errors are typed where they arise (the
+	// flag layer: SetFlagErrorFunc, typeArgs, validateFlags, usageError, the libraries'
+	// *option.Error mapped by libraryError), everything else is an error of the run.
 	code := ExitError
-	switch {
-	case ec != nil:
+	if ec != nil {
 		code = ec.code
-	case isCobraUsageError(err): // cobra reports unknown commands and bad args as plain errors
-		code = ExitUsage
 	}
 	// Errors are redacted where they format a URL or reference (applier/redact); the
 	// message is printed as it is.
@@ -181,16 +222,6 @@ func dropTime(groups []string, a slog.Attr) slog.Attr {
 		}
 	}
 	return a
-}
-
-func isCobraUsageError(err error) bool {
-	msg := err.Error()
-	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "accepts ", "requires at least", "invalid argument"} {
-		if strings.Contains(msg, p) {
-			return true
-		}
-	}
-	return false
 }
 
 // commandContext derives the context a command runs under: cancelled on SIGINT/SIGTERM, so
