@@ -49,6 +49,9 @@ const (
 	// the rest until Fault.Release is closed (or the client goes away): a download that is
 	// still under way while the client has its first bytes.
 	FaultPause
+	// FaultRedirect answers 307 Temporary Redirect to Fault.Location, or to the request's own
+	// URL when Location is empty: a redirect loop, or a hop to another host.
+	FaultRedirect
 )
 
 func (k FaultKind) String() string {
@@ -75,6 +78,8 @@ func (k FaultKind) String() string {
 		return "wrong-digest"
 	case FaultPause:
 		return "pause"
+	case FaultRedirect:
+		return "redirect"
 	}
 	return "FaultKind(" + strconv.Itoa(int(k)) + ")"
 }
@@ -100,6 +105,8 @@ type Fault struct {
 	Body []byte
 	// Release ends FaultPause's hold.
 	Release <-chan struct{}
+	// Location is where FaultRedirect sends the client (default: the request's own URL).
+	Location string
 }
 
 type activeFault struct {
@@ -194,6 +201,13 @@ func (r *Registry) inject(next http.Handler) http.Handler {
 			r.hostile(w, req, f, next)
 		case FaultPause:
 			r.pause(w, req, f, next)
+		case FaultRedirect:
+			loc := f.Location
+			if loc == "" {
+				loc = req.URL.RequestURI()
+			}
+			w.Header().Set("Location", loc)
+			w.WriteHeader(http.StatusTemporaryRedirect)
 		case FaultTruncate, FaultCorrupt:
 			rec := httptest.NewRecorder()
 			next.ServeHTTP(rec, req)

@@ -80,8 +80,8 @@ type Options struct {
 	Log *slog.Logger
 }
 
-// New wraps base (http.DefaultTransport when nil) with the TLS policy, retries and body
-// bounds.
+// New wraps base (http.DefaultTransport when nil) with the TLS policy, retries, body bounds
+// and the redirect bound.
 func New(base http.RoundTripper, o Options) http.RoundTripper {
 	if base == nil {
 		base = http.DefaultTransport
@@ -91,7 +91,7 @@ func New(base http.RoundTripper, o Options) http.RoundTripper {
 		log = slog.New(slog.DiscardHandler)
 	}
 	rt := &retryTransport{inner: newInsecureTransport(base, o.Insecure), opts: o.Retry, log: log}
-	return &limitTransport{inner: rt, tagList: o.MaxTagListBytes, manifestSize: o.MaxManifestSize}
+	return &redirectTransport{inner: &limitTransport{inner: rt, tagList: o.MaxTagListBytes, manifestSize: o.MaxManifestSize, ping: maxPingBody}}
 }
 
 func retryableStatus(code int) bool {
@@ -111,7 +111,8 @@ func Retryable(err error) bool {
 	// A refused connection is not retried: nothing listens there, and waiting will not
 	// change that within a run. A stall already waited StallTimeout.
 	var st *stallError
-	if errors.Is(err, syscall.ECONNREFUSED) || errors.As(err, &st) {
+	var re *RedirectError
+	if errors.Is(err, syscall.ECONNREFUSED) || errors.As(err, &st) || errors.As(err, &re) {
 		return false
 	}
 	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) ||
