@@ -81,7 +81,7 @@ func New(opts Options) (*Client, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	c := &Client{opts: opts, log: log, keychain: opts.Keychain, cache: opts.Cache, ociIdx: map[string]*ociLayout{},
-		client: &http.Client{Transport: opts.Transport}}
+		client: &http.Client{Transport: opts.Transport, CheckRedirect: transport.CheckRedirect}}
 	var err error
 	if c.puller, err = remote.NewPuller(c.baseRemoteOpts()...); err != nil {
 		return nil, fmt.Errorf("setting up registry access: %w", err)

@@ -34,8 +34,10 @@ func newClient(t *testing.T, o Options, base http.RoundTripper) *Client {
 		o.MaxTagPages, o.MaxTagListBytes = transport.DefaultMaxTagPages, transport.DefaultMaxTagListBytes
 	}
 	var err error
-	if o.Keychain, err = auth.New("", o.Log); err != nil {
-		t.Fatal(err)
+	if o.Keychain == nil {
+		if o.Keychain, err = auth.New("", o.Log); err != nil {
+			t.Fatal(err)
+		}
 	}
 	o.Transport = transport.New(base, transport.Options{Insecure: o.Insecure, Retry: o.Retry,
 		MaxTagListBytes: o.MaxTagListBytes, MaxManifestSize: transport.DefaultMaxManifestSize, Log: o.Log})

@@ -239,6 +239,10 @@ func (c *Client) getToTemp(ctx context.Context, u *url.URL) (*os.File, error) {
 	resp, err := c.client.Do(req)
 	if err != nil {
 		// url.Error prints the URL with its query, which may carry a token.
+		var re *transport.RedirectError
+		if errors.As(err, &re) {
+			return nil, re // it names the URL
+		}
 		var ue *url.Error
 		if errors.As(err, &ue) {
 			return nil, fmt.Errorf("GET %s: %w", transport.SafeURL(u), ue.Err)
