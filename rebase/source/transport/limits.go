@@ -15,6 +15,9 @@ const (
 	DefaultMaxTagPages     = 1000
 	DefaultMaxTagListBytes = 16 << 20
 	DefaultMaxManifestSize = 4 << 20
+	// maxPingBody bounds what is read of a /v2/ answer (go-containerregistry's ping reads the
+	// body to its end, however long; a registry's is empty or a few bytes of JSON).
+	maxPingBody = 64 << 10
 )
 
 // LimitError is a registry answer over one of the bounds: too many tags/list pages, a
@@ -38,8 +41,8 @@ func (e *LimitError) Error() string {
 // manifests (distribution-spec paths). A Content-Length over the bound fails the first read;
 // a body without one fails when it passes the bound. Neither is retried.
 type limitTransport struct {
-	inner                 http.RoundTripper
-	tagList, manifestSize int64
+	inner                       http.RoundTripper
+	tagList, manifestSize, ping int64
 }
 
 func (t *limitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -54,6 +57,8 @@ func (t *limitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		limit, what = t.tagList, "tag list page"
 	case strings.HasPrefix(p, "/v2/") && strings.Contains(p, "/manifests/"):
 		limit, what = t.manifestSize, "manifest"
+	case (p == "/v2/" || p == "/v2") && t.ping > 0:
+		limit, what = t.ping, "registry ping (/v2/) answer"
 	default:
 		return resp, nil
 	}

@@ -9,9 +9,9 @@ import (
 	"testing"
 )
 
-// TestLimitTransport: tags/list pages and manifests are cut at their bound whether or not
-// the server announces a length; other bodies (blobs, bounded by their descriptor) and
-// bodies at the bound pass.
+// TestLimitTransport: tags/list pages, manifests and the /v2/ ping's answer are cut at their
+// bound whether or not the server announces a length; other bodies (blobs, bounded by their
+// descriptor) and bodies at the bound pass.
 func TestLimitTransport(t *testing.T) {
 	const bound = 1000
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -25,7 +25,7 @@ func TestLimitTransport(t *testing.T) {
 		_, _ = io.WriteString(w, strings.Repeat("x", n))
 	}))
 	defer srv.Close()
-	client := &http.Client{Transport: &limitTransport{inner: http.DefaultTransport, tagList: bound, manifestSize: bound}}
+	client := &http.Client{Transport: &limitTransport{inner: http.DefaultTransport, tagList: bound, manifestSize: bound, ping: bound}}
 	for _, tc := range []struct {
 		path    string
 		limited bool
@@ -37,6 +37,8 @@ func TestLimitTransport(t *testing.T) {
 		{"/v2/exact/b/manifests/v1", false},
 		{"/v2/exact/b/tags/list", false},
 		{"/v2/a/b/blobs/sha256:00", false},
+		{"/v2/", true},
+		{"/v2", true},
 	} {
 		resp, err := client.Get(srv.URL + tc.path)
 		if err != nil {
