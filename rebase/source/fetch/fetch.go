@@ -147,14 +147,14 @@ func (c *Client) attempt(ctx context.Context, what string, f func() error) error
 // mirrors, by tag from the (rewritten) registry — or from the cache's tag record offline.
 func (c *Client) getManifest(ctx context.Context, r imgRef) (*manifest, error) {
 	if r.oci {
-		return c.ociManifest(r)
+		return c.ociManifest(r, "")
 	}
 	if r.digest != "" {
 		h, err := v1.NewHash(r.digest)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", r, err)
 		}
-		return c.manifestByDigest(ctx, r, h)
+		return c.manifestByDigest(ctx, r, h, "")
 	}
 	if c.opts.Offline {
 		rec, err := c.cache.ReadTags(r.repo)
@@ -169,7 +169,7 @@ func (c *Client) getManifest(ctx context.Context, r imgRef) (*manifest, error) {
 		if err != nil {
 			return nil, err
 		}
-		return c.manifestByDigest(ctx, r, h)
+		return c.manifestByDigest(ctx, r, h, "")
 	}
 	loc := mirror.Rewrite(c.opts.Mirrors, r.repo)
 	ref, err := name.NewTag(loc+":"+r.tag, c.nameOpts(loc)...)
@@ -190,10 +190,14 @@ func (c *Client) getManifest(ctx context.Context, r imgRef) (*manifest, error) {
 		if err != nil {
 			return err
 		}
+		mt, err := checkManifest(r.String(), "manifest "+got.Digest.String(), got.MediaType, got.Manifest)
+		if err != nil {
+			return err
+		}
 		if _, _, err := c.cache.Put(got.Digest, bytes.NewReader(got.Manifest)); err != nil {
 			return err
 		}
-		m = &manifest{ref: r, raw: got.Manifest, mediaType: got.MediaType, digest: got.Digest, locs: []string{loc}}
+		m = &manifest{ref: r, raw: got.Manifest, mediaType: mt, digest: got.Digest, locs: []string{loc}}
 		return nil
 	})
 	if err != nil {
@@ -219,7 +223,11 @@ func (c *Client) headCached(ctx context.Context, ref name.Reference, r imgRef, l
 	if !ok {
 		return nil
 	}
-	return &manifest{ref: r, raw: raw, mediaType: mediaTypeOf(raw), digest: desc.Digest, locs: []string{loc}}
+	mt, err := checkManifest(r.String(), "manifest "+desc.Digest.String(), desc.MediaType, raw)
+	if err != nil {
+		return nil // the GET that follows says what is wrong
+	}
+	return &manifest{ref: r, raw: raw, mediaType: mt, digest: desc.Digest, locs: []string{loc}}
 }
 
 // tagSeen reports whether the cache recorded tag r and still holds its manifest.
@@ -240,10 +248,17 @@ func (c *Client) tagSeen(r imgRef) bool {
 	return ok
 }
 
-func (c *Client) manifestByDigest(ctx context.Context, r imgRef, h v1.Hash) (*manifest, error) {
+// manifestByDigest fetches the manifest h of r's repository; declared is the media type the
+// index naming it declares ("" for none).
+func (c *Client) manifestByDigest(ctx context.Context, r imgRef, h v1.Hash, declared types.MediaType) (*manifest, error) {
 	locs := mirror.Locations(r.repo, true, c.opts.IDMS, c.opts.Mirrors)
+	what := "manifest " + h.String()
 	if raw, ok := c.cache.ReadSmall(h); ok {
-		return &manifest{ref: r, raw: raw, mediaType: mediaTypeOf(raw), digest: h, locs: locs}, nil
+		mt, err := checkManifest(r.String(), what, declared, raw)
+		if err != nil {
+			return nil, err
+		}
+		return &manifest{ref: r, raw: raw, mediaType: mt, digest: h, locs: locs}, nil
 	}
 	if c.opts.Offline {
 		return nil, fmt.Errorf("%s@%s: manifest not in the cache %s (offline)", r.repo, h, c.cache.Dir())
@@ -255,8 +270,16 @@ func (c *Client) manifestByDigest(ctx context.Context, r imgRef, h v1.Hash) (*ma
 			return nil, fmt.Errorf("%s: %w", r, err)
 		}
 		var got *remote.Descriptor
+		var mt types.MediaType
 		err = c.attempt(ctx, ref.String(), func() error {
 			d, err := remote.Get(ref, c.remoteOpts(ctx)...)
+			if err != nil {
+				return err
+			}
+			// The registry's Content-Type, then the index's descriptor, against the content.
+			if mt, err = checkManifest(r.String(), what, d.MediaType, d.Manifest); err == nil {
+				mt, err = checkManifest(r.String(), what, declared, d.Manifest)
+			}
 			if err != nil {
 				return err
 			}
@@ -275,7 +298,7 @@ func (c *Client) manifestByDigest(ctx context.Context, r imgRef, h v1.Hash) (*ma
 		}
 		// Blobs come from where the manifest came from first.
 		order := append([]string{loc}, append(append([]string(nil), locs[:i]...), locs[i+1:]...)...)
-		return &manifest{ref: r, raw: got.Manifest, mediaType: got.MediaType, digest: h, locs: order}, nil
+		return &manifest{ref: r, raw: got.Manifest, mediaType: mt, digest: h, locs: order}, nil
 	}
 	if allNotFound(errs) {
 		return nil, &UnknownDigestError{Repo: r.repo, Digest: h.String(), Err: errors.Join(errs...)}
@@ -308,7 +331,9 @@ func allNotFound(errs []error) bool {
 	return len(errs) > 0
 }
 
-func (c *Client) ociManifest(r imgRef) (*manifest, error) {
+// ociManifest reads the manifest r names from its OCI layout; declared is the media type
+// the descriptor naming it declares ("" for none: r pins a digest).
+func (c *Client) ociManifest(r imgRef, declared types.MediaType) (*manifest, error) {
 	l, err := c.layout(r.repo)
 	if err != nil {
 		return nil, err
@@ -323,7 +348,7 @@ func (c *Client) ociManifest(r imgRef) (*manifest, error) {
 		if err != nil {
 			return nil, err
 		}
-		h = d.Digest
+		h, declared = d.Digest, d.MediaType
 	}
 	raw, err := safefile.ReadFile(l.blobPath(h), safefile.Options{Max: transport.DefaultMaxManifestSize})
 	if err != nil {
@@ -332,16 +357,20 @@ func (c *Client) ociManifest(r imgRef) (*manifest, error) {
 	if got, _, _ := v1.SHA256(bytes.NewReader(raw)); got != h {
 		return nil, fmt.Errorf("%s: OCI layout blob %s is corrupt (hashes to %s)", r, h, got)
 	}
-	return &manifest{ref: r, raw: raw, mediaType: mediaTypeOf(raw), digest: h, layout: l}, nil
+	mt, err := checkManifest(r.String(), "manifest "+h.String(), declared, raw)
+	if err != nil {
+		return nil, err
+	}
+	return &manifest{ref: r, raw: raw, mediaType: mt, digest: h, layout: l}, nil
 }
 
 // child returns the manifest of a list entry.
 func (c *Client) child(ctx context.Context, parent *manifest, d v1.Descriptor) (*manifest, error) {
 	r := parent.ref.withDigest(d.Digest.String())
 	if parent.layout != nil {
-		return c.ociManifest(r)
+		return c.ociManifest(r, d.MediaType)
 	}
-	return c.manifestByDigest(ctx, r, d.Digest)
+	return c.manifestByDigest(ctx, r, d.Digest, d.MediaType)
 }
 
 // blob returns the verified local path of a blob: the cache, the OCI layout, or a download
@@ -385,6 +414,13 @@ func (c *Client) streamBlob(ctx context.Context, m *manifest, h v1.Hash, size in
 	if c.opts.Offline {
 		return "", st, fmt.Errorf("%s: blob %s not in the cache %s (offline)", m.ref, h, c.cache.Dir())
 	}
+	if size < 0 || size > c.opts.MaxImageSize {
+		// A manifest may declare any size; nothing larger than an image may be is downloaded.
+		return "", st, &transport.LimitError{URL: m.ref.String(), Reason: fmt.Sprintf("blob %s declares %d bytes, over the %d of %s", h, size, c.opts.MaxImageSize, option.MaxImageSize)}
+	}
+	if size == 0 {
+		size = c.opts.MaxImageSize // a size left out: bounded all the same
+	}
 	var errs []error
 	for _, loc := range m.locs {
 		ref, err := name.NewDigest(loc+"@"+h.String(), c.nameOpts(loc)...)
@@ -401,11 +437,8 @@ func (c *Client) streamBlob(ctx context.Context, m *manifest, h v1.Hash, size in
 				return err
 			}
 			defer rc.Close()
-			var body io.Reader = rc
-			if size > 0 {
-				// A body longer than the manifest says is wrong whatever follows: stop there.
-				body = transport.LimitBody(rc, size, &transport.LimitError{URL: ref.String(), Reason: fmt.Sprintf("blob larger than the %d bytes its manifest declares", size)})
-			}
+			// A body longer than the manifest says is wrong whatever follows: stop there.
+			body := transport.LimitBody(rc, size, &transport.LimitError{URL: ref.String(), Reason: fmt.Sprintf("blob larger than the %d bytes its manifest declares", size)})
 			path, n, err := c.cache.Put(h, c.progressReader(s.feed(body), m.ref.String(), h, size))
 			s.end(err)
 			st.fetched += n
@@ -442,6 +475,21 @@ func (f *fileLayer) Compressed() (io.ReadCloser, error) {
 	return rc, err
 }
 
+// check refuses a layer whose first bytes contradict its declared media type.
+func (f *fileLayer) check(ref string) error {
+	rc, err := f.Compressed()
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	head := make([]byte, 4)
+	n, err := io.ReadFull(rc, head)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return err
+	}
+	return checkLayer(ref, f.desc, head[:n])
+}
+
 func (c *Client) layerOpener(ctx context.Context, m *manifest, d v1.Descriptor, stats *Stats) extract.Layer {
 	return extract.Layer{
 		Name: "layer " + d.Digest.String(),
@@ -452,7 +500,11 @@ func (c *Client) layerOpener(ctx context.Context, m *manifest, d v1.Descriptor, 
 			if err != nil {
 				return nil, err
 			}
-			l, err := partial.CompressedToLayer(&fileLayer{path: p, desc: d})
+			fl := &fileLayer{path: p, desc: d}
+			if err := fl.check(m.ref.String()); err != nil {
+				return nil, err
+			}
+			l, err := partial.CompressedToLayer(fl)
 			if err != nil {
 				return nil, err
 			}
@@ -507,11 +559,16 @@ func (c *Client) image(ctx context.Context, m *manifest, goarch string, stats *S
 	if err != nil {
 		return nil, nil, nil, "", fmt.Errorf("%s: parsing manifest %s: %w", m.ref, m.digest, err)
 	}
+	if mf.Config.Size > safefile.DefaultMaxSize {
+		// The config is parsed in memory; real ones are a few KB.
+		return nil, nil, nil, "", &transport.LimitError{URL: m.ref.String(), Reason: fmt.Sprintf("config %s declares %d bytes, over the %d-byte cap of an image config", mf.Config.Digest, mf.Config.Size, safefile.DefaultMaxSize)}
+	}
 	if pick != nil {
 		// The config and the layers the caller will read download together: one round
 		// trip instead of one per blob. Extraction then reads them from the cache.
 		if top := topLayer(mf); s != nil && len(top) == 1 {
-			s.digest = top[0].Digest // the layer a stream feeds is the one the payload picker reads
+			// The layer a stream feeds is the one the payload picker reads.
+			s.digest, s.mediaType, s.ref = top[0].Digest, top[0].MediaType, m.ref.String()
 		}
 		if err := c.prefetch(ctx, m, append([]v1.Descriptor{mf.Config}, pick(mf)...), stats, s); err != nil {
 			return nil, nil, nil, "", err

@@ -1,7 +1,6 @@
 package fetch
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/lvms-rebase/lvms-rebase/applier/redact"
 	"github.com/lvms-rebase/lvms-rebase/internal/safefile"
@@ -161,22 +159,6 @@ func (l *ociLayout) find(tag string) (v1.Descriptor, error) {
 
 func (l *ociLayout) blobPath(h v1.Hash) string {
 	return filepath.Join(l.dir, "blobs", h.Algorithm, h.Hex)
-}
-
-// mediaTypeOf reads a manifest's mediaType, guessing for documents that omit it.
-func mediaTypeOf(raw []byte) types.MediaType {
-	var probe struct {
-		MediaType types.MediaType `json:"mediaType"`
-		Manifests json.RawMessage `json:"manifests"`
-	}
-	_ = json.Unmarshal(raw, &probe)
-	if probe.MediaType != "" {
-		return probe.MediaType
-	}
-	if len(bytes.TrimSpace(probe.Manifests)) > 0 {
-		return types.OCIImageIndex
-	}
-	return types.OCIManifestSchema1
 }
 
 // Repository strips the tag and digest of a canonical image reference

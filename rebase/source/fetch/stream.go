@@ -1,6 +1,7 @@
 package fetch
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -32,8 +33,11 @@ var errNotStreamed = errors.New("the layer was not downloaded (it was cached)")
 // stream is one blob's first download attempt on its way to an extraction.
 type stream struct {
 	digest v1.Hash // the blob fed; set once the image manifest names it
-	pr     *io.PipeReader
-	pw     *io.PipeWriter
+	// mediaType is the type the manifest declares for it, ref the image, for checkLayer.
+	mediaType types.MediaType
+	ref       string
+	pr        *io.PipeReader
+	pw        *io.PipeWriter
 
 	mu       sync.Mutex
 	fed      bool // an attempt has been handed to feed
@@ -111,7 +115,13 @@ func (s *stream) verified() bool {
 // extraction that has stopped reading.
 func (s *stream) layer(name string) extract.Layer {
 	return extract.Layer{Name: name, Open: func() (io.ReadCloser, error) {
-		l, err := partial.CompressedToLayer(&pipeLayer{s: s})
+		br := bufio.NewReader(s.pr)
+		head, _ := br.Peek(4)
+		if err := checkLayer(s.ref, v1.Descriptor{Digest: s.digest, MediaType: s.mediaType}, head); err != nil {
+			s.drain()
+			return nil, err
+		}
+		l, err := partial.CompressedToLayer(&pipeLayer{s: s, r: br})
 		if err != nil {
 			return nil, err
 		}
@@ -128,18 +138,25 @@ func (f pipeFeeder) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// pipeLayer adapts the pipe to ggcr, which picks gzip, zstd or plain from the first bytes.
-type pipeLayer struct{ s *stream }
+// pipeLayer adapts the pipe (read through r, which peeked at its first bytes) to ggcr, which
+// picks gzip, zstd or plain from the first bytes; checkLayer has held them to the declared type.
+type pipeLayer struct {
+	s *stream
+	r io.Reader
+}
 
 func (p *pipeLayer) Digest() (v1.Hash, error)            { return p.s.digest, nil }
 func (p *pipeLayer) Size() (int64, error)                { return -1, nil }
 func (p *pipeLayer) MediaType() (types.MediaType, error) { return types.DockerLayer, nil }
-func (p *pipeLayer) Compressed() (io.ReadCloser, error)  { return drainCloser{p.s}, nil }
+func (p *pipeLayer) Compressed() (io.ReadCloser, error)  { return drainCloser{p.s, p.r}, nil }
 
-// drainCloser reads the pipe; Close reads what is left and then closes it.
-type drainCloser struct{ s *stream }
+// drainCloser reads the pipe through r; Close reads what is left and then closes it.
+type drainCloser struct {
+	s *stream
+	r io.Reader
+}
 
-func (d drainCloser) Read(b []byte) (int, error) { return d.s.pr.Read(b) }
+func (d drainCloser) Read(b []byte) (int, error) { return d.r.Read(b) }
 
 func (d drainCloser) Close() error {
 	d.s.drain()
