@@ -41,6 +41,11 @@ func TestHostileRegistryRSS(t *testing.T) {
 		{"1 GiB tag list page", testregistry.Fault{Path: bundleTags, Kind: testregistry.FaultHugeTagList, Size: 1 << 30}, "tag list page larger than"},
 		{"1 GiB wrong-digest manifests", testregistry.Fault{Path: "/manifests/sha256:", Kind: testregistry.FaultWrongDigest, Size: 1 << 30}, "manifest larger than"},
 		{"3 MiB wrong-digest manifests", testregistry.Fault{Path: "/manifests/sha256:", Kind: testregistry.FaultWrongDigest, Size: 3 << 20}, "does not match its digest"},
+		// go-containerregistry follows same-host redirects without a bound: each ran ~2,400
+		// requests a second until --timeout before the transport's redirect bound.
+		{"tags/list redirected to itself", testregistry.Fault{Path: bundleTags, Kind: testregistry.FaultRedirect}, "redirect loop"},
+		{"manifests redirected to themselves", testregistry.Fault{Path: "/manifests/", Kind: testregistry.FaultRedirect}, "redirect loop"},
+		{"blobs redirected to themselves", testregistry.Fault{Path: "/blobs/", Kind: testregistry.FaultRedirect}, "redirect loop"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newE2E(t)
@@ -59,6 +64,9 @@ func TestHostileRegistryRSS(t *testing.T) {
 			}
 			if treeHash(t, dir) != before {
 				t.Error("the tree changed")
+			}
+			if tc.fault.Kind == testregistry.FaultRedirect && e.reg.FaultHits() > 20 {
+				t.Errorf("%d redirects served; a loop is an error at its first repeat", e.reg.FaultHits())
 			}
 		})
 	}
