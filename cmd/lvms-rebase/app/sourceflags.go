@@ -2,6 +2,7 @@ package app
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -151,13 +152,18 @@ func (f *SourceFlags) authFile() (string, error) {
 	}
 }
 
+// hostPort is a registry host as requests name it: a DNS name or IPv4 address, or an IPv6
+// address in brackets, and an optional port.
+var hostPort = regexp.MustCompile(`^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_]([A-Za-z0-9._-]*[A-Za-z0-9_])?)(:[0-9]{1,5})?$`)
+
 // insecureHosts are the --insecure-registry values as HOST[:PORT].
 func (f *SourceFlags) insecureHosts() ([]string, error) {
 	var out []string
 	for _, h := range f.Insecure {
 		host := strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(strings.TrimSpace(h), "https://"), "http://"), "/")
-		// The value is compared with request hosts; anything else would silently never match.
-		if host == "" || strings.ContainsAny(host, "/@ ") {
+		// The value is compared with request hosts; anything else (an empty list item ",")
+		// would silently never match.
+		if !hostPort.MatchString(host) {
 			return nil, usageError("--insecure-registry %q: want HOST[:PORT], e.g. mirror.local:5000", redact.URL(h))
 		}
 		out = append(out, host)

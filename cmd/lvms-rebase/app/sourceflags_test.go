@@ -101,6 +101,15 @@ func TestSourceFlags(t *testing.T) {
 			}
 		}},
 		{name: "insecure registry with a path", args: []string{"--insecure-registry", "mirror.local:5000/rh"}, err: "want HOST[:PORT]"},
+		// An empty list item, as an unset CI variable leaves it, is no host (it matched none).
+		{name: "insecure registry ','", args: []string{"--insecure-registry", ","}, err: `--insecure-registry ",": want HOST[:PORT]`},
+		{name: "insecure registry ' , '", args: []string{"--insecure-registry", " , "}, err: "want HOST[:PORT]"},
+		{name: "insecure registry a list", args: []string{"--insecure-registry", "a:1,b:2"}, err: "want HOST[:PORT]"},
+		{name: "insecure registry, IPv6 and underscore", args: []string{"--insecure-registry", "[::1]:5000", "--insecure-registry", "my_registry"}, check: func(t *testing.T, o source.Options) {
+			if !reflect.DeepEqual(o.Insecure, []string{"[::1]:5000", "my_registry"}) {
+				t.Fatal(o.Insecure)
+			}
+		}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
