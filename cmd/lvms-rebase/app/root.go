@@ -157,7 +157,7 @@ func validateFlags(cmd *cobra.Command, _ []string) error {
 	if err := cmd.ValidateFlagGroups(); err != nil {
 		return WithExitCode(ExitUsage, err)
 	}
-	return nil
+	return emptyLists(cmd)
 }
 
 // Main runs the root command with args and returns the process exit code.
