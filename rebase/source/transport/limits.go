@@ -15,9 +15,14 @@ const (
 	DefaultMaxTagPages     = 1000
 	DefaultMaxTagListBytes = 16 << 20
 	DefaultMaxManifestSize = 4 << 20
-	// maxPingBody bounds what is read of a /v2/ answer (go-containerregistry's ping reads the
-	// body to its end, however long; a registry's is empty or a few bytes of JSON).
+	// maxPingBody bounds what is read of a /v2/ answer, whatever its status
+	// (go-containerregistry's ping drains the body to its end, however long, even after its
+	// error check kept 64 KiB; a registry's is empty or a few bytes of JSON).
 	maxPingBody = 64 << 10
+	// maxErrorBody is how much of an error answer (status 300 and up) is read: the status
+	// says what happened, the body only adds words (a registry's JSON error is well under
+	// 1 KiB, a proxy's HTML page a few KB); the rest is cut off, not waited for.
+	maxErrorBody = 16 << 10
 )
 
 // LimitError is a registry answer over one of the bounds: too many tags/list pages, a
@@ -37,9 +42,11 @@ func (e *LimitError) Error() string {
 	return e.URL + ": " + e.Reason
 }
 
-// limitTransport bounds the bodies that are read into memory whole: tags/list pages and
-// manifests (distribution-spec paths). A Content-Length over the bound fails the first read;
-// a body without one fails when it passes the bound. Neither is retried.
+// limitTransport bounds the bodies that are read into memory whole or drained: tags/list
+// pages, manifests (distribution-spec paths) and the /v2/ ping fail past their bound (a
+// Content-Length over it fails the first read; a body without one fails when it passes it;
+// neither is retried); any other error answer is cut off at maxErrorBody. Blobs are bounded
+// by their descriptors (LimitBody) and URL downloads by their caller.
 type limitTransport struct {
 	inner                       http.RoundTripper
 	tagList, manifestSize, ping int64
@@ -47,18 +54,23 @@ type limitTransport struct {
 
 func (t *limitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.inner.RoundTrip(req)
-	if err != nil || resp.StatusCode != http.StatusOK {
+	if err != nil {
 		return resp, err
 	}
 	var limit int64
 	var what string
 	switch p := req.URL.Path; {
+	case (p == "/v2/" || p == "/v2") && t.ping > 0:
+		limit, what = t.ping, "registry ping (/v2/) answer"
+	case resp.StatusCode >= http.StatusMultipleChoices:
+		resp.Body = &cutBody{ReadCloser: resp.Body, left: maxErrorBody}
+		return resp, nil
+	case resp.StatusCode != http.StatusOK:
+		return resp, nil
 	case strings.HasPrefix(p, "/v2/") && strings.HasSuffix(p, "/tags/list"):
 		limit, what = t.tagList, "tag list page"
 	case strings.HasPrefix(p, "/v2/") && strings.Contains(p, "/manifests/"):
 		limit, what = t.manifestSize, "manifest"
-	case (p == "/v2/" || p == "/v2") && t.ping > 0:
-		limit, what = t.ping, "registry ping (/v2/) answer"
 	default:
 		return resp, nil
 	}
@@ -97,6 +109,25 @@ func (b *limitBody) Read(p []byte) (int, error) {
 	if b.left < 0 {
 		return 0, b.err
 	}
+	return n, err
+}
+
+// cutBody ends an error answer's body after left bytes, as if the answer ended there: its
+// status is the error, and the words kept are enough to say it.
+type cutBody struct {
+	io.ReadCloser
+	left int64
+}
+
+func (b *cutBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		return 0, io.EOF
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.ReadCloser.Read(p)
+	b.left -= int64(n)
 	return n, err
 }
 
