@@ -111,6 +111,21 @@ func TestLoadErrors(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, []string{"decoding manifests/broken.yaml"}},
+		// Parsing depth: the decoders' own caps (10,000 levels in go.yaml.in/yaml's scanner,
+		// flow and block alike, and in encoding/json's) end a document nested a million deep
+		// with an error naming the file, not a stack overflow or a recursion through memory.
+		{"deep YAML flow", func(t *testing.T, dir string) {
+			writeDeep(t, dir, "manifests/deep.yaml", "kind: A\nspec: "+strings.Repeat("[", 1_000_000))
+		}, []string{"decoding manifests/deep.yaml", "exceeded max depth"}},
+		{"deep YAML block", func(t *testing.T, dir string) {
+			writeDeep(t, dir, "manifests/deep.yaml", "kind: A\nspec:\n"+strings.Repeat("- ", 1_000_000)+"x\n")
+		}, []string{"decoding manifests/deep.yaml", "exceeded max depth"}},
+		{"deep JSON", func(t *testing.T, dir string) {
+			writeDeep(t, dir, "manifests/deep.json", `{"kind": "A", "spec": `+strings.Repeat("[", 1_000_000))
+		}, []string{"decoding manifests/deep.json", "exceeded max depth"}},
+		{"deep CSV", func(t *testing.T, dir string) {
+			editFile(t, dir, csvFile, "  version: 4.18.4\n", "  version: 4.18.4\n  x-deep: "+strings.Repeat("[", 1_000_000)+"\n")
+		}, []string{"decoding " + csvFile, "exceeded max depth"}},
 		{"two documents", func(t *testing.T, dir string) {
 			if err := os.WriteFile(filepath.Join(dir, "manifests/two.yaml"), []byte("kind: A\n---\nkind: B\n"), 0o644); err != nil {
 				t.Fatal(err)
@@ -235,5 +250,13 @@ func TestOwnedCRDsInBundle(t *testing.T) {
 	csv.Spec.APIServiceDefinitions.Owned = []v1alpha1.APIServiceDescription{{Name: "metrics", Group: "example.io", Version: "v1", Kind: "Metric"}}
 	if err := ownedCRDsInBundle(csv, nil); err != nil {
 		t.Errorf("an owned API service provides the API: %v", err)
+	}
+}
+
+// writeDeep writes a deeply nested document into the bundle at dir.
+func writeDeep(t *testing.T, dir, rel, doc string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, rel), []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

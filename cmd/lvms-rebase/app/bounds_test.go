@@ -48,7 +48,10 @@ func boundedChildOut(t *testing.T, args []string) (int, string, string) {
 
 // hostileFile replaces rel in the tree at root with one of the special files a read must
 // refuse: "fifo" (a named pipe: reading it blocks), "dev-zero" (a link to /dev/zero: reading
-// it never ends), "huge" (a sparse regular file one byte over the cap).
+// it never ends), "huge" (a sparse regular file one byte over the cap), "deep" (a document
+// nested deeper than its parser goes, within the size cap: an object holding a million '['
+// for YAML and JSON,
+// 4,000 nested subshells for a shell record, whose cap is 16 KiB).
 func hostileFile(t *testing.T, root, rel, kind string) {
 	t.Helper()
 	p := filepath.Join(root, filepath.FromSlash(rel))
@@ -67,6 +70,12 @@ func hostileFile(t *testing.T, root, rel, kind string) {
 			err = f.Truncate(16<<20 + 1)
 			f.Close()
 		}
+	case "deep":
+		deep := `{"a": ` + strings.Repeat("[", 1_000_000)
+		if strings.HasSuffix(rel, ".sh") {
+			deep = strings.Repeat("(\n", 4000) + "true\n" + strings.Repeat(")\n", 4000)
+		}
+		err = os.WriteFile(p, []byte(deep), 0o644)
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -89,17 +98,21 @@ func TestTreeReadsAreBounded(t *testing.T) {
 		"scripts/auto-rebase/assets_lvms.yaml",      // a recipe
 		"scripts/auto-rebase/last_rebase_lvms.sh",   // the bundle record
 	}
-	want := map[string]string{"fifo": "not a regular file (a named pipe (FIFO))", "dev-zero": "not a regular file (a symbolic link)", "huge": "16777217 bytes, over the 16777216-byte cap"}
+	want := map[string]string{"fifo": "not a regular file (a named pipe (FIFO))", "dev-zero": "not a regular file (a symbolic link)", "huge": "16777217 bytes, over the 16777216-byte cap", "deep": "exceeded max depth"}
 	e := newE2E(t)
 	for _, rel := range files {
-		for _, kind := range []string{"fifo", "dev-zero", "huge"} {
+		for _, kind := range []string{"fifo", "dev-zero", "huge", "deep"} {
 			t.Run(filepath.Base(rel)+"/"+kind, func(t *testing.T) {
 				dir := copyTree(t, "../../../testdata/microshift")
 				hostileFile(t, dir, rel, kind)
 				before := treeState(t, dir)
 				code, stderr := boundedChild(t, e.args(dir, "--ocp", "4.18", "--allow-base-mismatch", "--dry-run"))
-				if code != ExitError || !strings.Contains(stderr, rel) || !strings.Contains(stderr, want[kind]) {
-					t.Errorf("exit %d, want %d naming %s and %q\nstderr:\n%s", code, ExitError, rel, want[kind], stderr)
+				w := want[kind]
+				if kind == "deep" && strings.HasSuffix(rel, ".sh") {
+					w = "syntax nested more than 100 deep"
+				}
+				if code != ExitError || !strings.Contains(stderr, rel) || !strings.Contains(stderr, w) {
+					t.Errorf("exit %d, want %d naming %s and %q\nstderr:\n%s", code, ExitError, rel, w, stderr)
 				}
 				if treeState(t, dir) != before {
 					t.Error("the tree changed")

@@ -225,3 +225,36 @@ func TestDeclaredSizesAreBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestDeepDocumentsAreRefused: a manifest or image config nested a million levels deep
+// (within the size caps) ends the pull with an error naming the reference: the JSON decoders
+// stop at their depth cap (encoding/json's 10,000 levels), neither the probe of the lying media
+// type check nor go-containerregistry's decode recurses through it.
+func TestDeepDocumentsAreRefused(t *testing.T) {
+	l := &lyingRegistry{manifests: map[string]servedManifest{}, blobs: map[string][]byte{}}
+	deep := strings.Repeat("[", 1_000_000)
+	oci := string(types.OCIManifestSchema1)
+	body := []byte(`{"schemaVersion": 2, "mediaType": "` + oci + `", "x": ` + deep)
+	l.manifests["deep-manifest"] = servedManifest{contentType: oci, body: body}
+	l.image(t, "honest", types.OCILayer, true, oci, oci)
+	var mf v1.Manifest
+	if err := json.Unmarshal(l.manifests["honest"].body, &mf); err != nil {
+		t.Fatal(err)
+	}
+	cfg := []byte(`{"architecture": "amd64", "os": "linux", "x": ` + deep)
+	mf.Config = l.blob(cfg)
+	mf.Config.MediaType = types.OCIConfigJSON
+	b, _ := json.Marshal(mf)
+	l.manifests["deep-config"] = servedManifest{contentType: oci, body: b}
+	srv := httptest.NewServer(l)
+	defer srv.Close()
+	host := strings.TrimPrefix(srv.URL, "http://")
+	for _, tag := range []string{"deep-manifest", "deep-config"} {
+		c := newClient(t, Options{Insecure: []string{host}, Retry: transport.RetryOptions{Attempts: 1}}, nil)
+		ref := host + "/deep/image:" + tag
+		_, _, err := c.Extract(context.Background(), Request{Kind: "test image", Ref: ref, Prefixes: []string{"data/"}}, t.TempDir())
+		if err == nil || !strings.Contains(err.Error(), "exceeded max depth") || !strings.Contains(err.Error(), ref) {
+			t.Errorf("%s: %v, want an error naming %s and the depth cap", tag, err, ref)
+		}
+	}
+}
