@@ -5,6 +5,7 @@
 package auth
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -166,8 +167,18 @@ func betterKey(a, b, k string) bool {
 
 // Resolve implements authn.Keychain.
 func (k *Keychain) Resolve(res authn.Resource) (authn.Authenticator, error) {
+	return k.ResolveContext(context.Background(), res)
+}
+
+// ResolveContext implements authn.ContextKeychain: go-containerregistry passes the request's
+// context, so a credential helper that never answers (a keyring waiting for a passphrase on
+// a CI machine) gives way to SIGINT, SIGTERM or --timeout.
+func (k *Keychain) ResolveContext(ctx context.Context, res authn.Resource) (authn.Authenticator, error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	if err := ctx.Err(); err != nil {
+		return nil, context.Cause(ctx)
+	}
 	reg := res.RegistryStr()
 	target := res.String()
 	for _, f := range k.files {
@@ -203,7 +214,11 @@ func (k *Keychain) Resolve(res authn.Resource) (authn.Authenticator, error) {
 	}
 	// No file has a plain entry: docker's credsStore/credHelpers (which run helper
 	// binaries) are left to ggcr's default keychain, which reads the same docker config.
-	if a, err := authn.DefaultKeychain.Resolve(res); err == nil && a != authn.Anonymous {
+	a, err := helperResolve(ctx, res)
+	if err != nil && ctx.Err() != nil {
+		return nil, fmt.Errorf("asking the docker credential helper for %s: %w", reg, err)
+	}
+	if err == nil && a != authn.Anonymous {
 		dockerCfg := "docker config.json"
 		for _, f := range k.files {
 			if f.origin == "docker config.json" {
@@ -216,6 +231,27 @@ func (k *Keychain) Resolve(res authn.Resource) (authn.Authenticator, error) {
 	}
 	k.used[reg] = ""
 	return authn.Anonymous, nil
+}
+
+// helperResolve runs the default keychain (and so a docker credential helper) for res, and
+// stops waiting for it when ctx ends: the helper runs through docker's credentials client,
+// which takes no context, so it is left to finish on its own (its answer is dropped).
+func helperResolve(ctx context.Context, res authn.Resource) (authn.Authenticator, error) {
+	type answer struct {
+		a   authn.Authenticator
+		err error
+	}
+	ch := make(chan answer, 1)
+	go func() {
+		a, err := authn.DefaultKeychain.Resolve(res)
+		ch <- answer{a, err}
+	}()
+	select {
+	case r := <-ch:
+		return r.a, r.err
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
 }
 
 // Describe says where credentials for registry came from, for error messages.
@@ -233,4 +269,4 @@ func (k *Keychain) Describe(registry string) string {
 }
 
 // The keychain is what ggcr asks for credentials.
-var _ authn.Keychain = (*Keychain)(nil)
+var _ authn.ContextKeychain = (*Keychain)(nil)
