@@ -1,9 +1,7 @@
 package rebase
 
 import (
-	"encoding/json"
 	"errors"
-	"fmt"
 	"io/fs"
 	"log/slog"
 	"time"
@@ -19,8 +17,7 @@ import (
 	"github.com/lvms-rebase/lvms-rebase/release"
 )
 
-// The library's face: what a caller gives Run and what it gets back (also the -o json
-// document, docs/output.md).
+// The library's face: what a caller gives Run and what it gets back.
 
 // Mode says what Run does with the rendered files.
 type Mode string
@@ -72,88 +69,64 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// Result is what a run did or would do; it is also the `-o json` document.
+// Result is what a run did or would do (`-o json|yaml` prints it as api/v1alpha1's
+// RebaseResult, mapped by internal/output).
 type Result struct {
-	OCP            string                       `json:"ocp"`
-	Era            string                       `json:"era"`
-	OCPEra         string                       `json:"ocpEra"`
-	LVMS           *era.Choice                  `json:"lvms,omitempty"`
-	PayloadRule    string                       `json:"payloadRule"`
-	PayloadSource  string                       `json:"payloadSource,omitempty"`
-	Mode           Mode                         `json:"mode"`
-	Resolution     *source.Resolution           `json:"resolution"`
-	BundleVersion  string                       `json:"bundleVersion"`
-	PayloadVersion string                       `json:"payloadVersion"`
-	SnapshotCommit string                       `json:"snapshotCommit"`
-	Images         map[string]map[string]string `json:"images"` // arch -> key -> ref
-	ReleaseChanges map[string]*release.Change   `json:"releaseChanges,omitempty"`
-	Changes        *tree.Changes                `json:"plan"` // the files the run adds, changes and removes
+	OCP            string
+	Era            string
+	OCPEra         string
+	LVMS           *era.Choice
+	PayloadRule    string
+	PayloadSource  string
+	Mode           Mode
+	Resolution     *source.Resolution
+	BundleVersion  string
+	PayloadVersion string
+	SnapshotCommit string
+	Images         map[string]map[string]string // arch -> key -> ref
+	ReleaseChanges map[string]*release.Change
+	Changes        *tree.Changes // the files the run adds, changes and removes
 	// Semantic are the changed files whose content changed in meaning; Formatting those
 	// that changed only in formatting (both subsets of Changes.Change).
-	Semantic   []string          `json:"semanticChanges,omitempty"`
-	Formatting []string          `json:"formattingChanges,omitempty"`
-	Diff       string            `json:"diff,omitempty"`
-	Excluded   []bundle.Excluded `json:"excluded,omitempty"`
+	Semantic   []string
+	Formatting []string
+	Diff       string
+	Excluded   []bundle.Excluded
 	// RecipeChanges are the entries added to and dropped from MicroShift's asset recipes.
-	RecipeChanges []recipe.Change `json:"recipeChanges,omitempty"`
+	RecipeChanges []recipe.Change
 	// Retired are the component files the tree shipped that the run removes because the
 	// era declares them retired, each with the reason.
-	Retired []RetiredFile `json:"retired,omitempty"`
+	Retired []RetiredFile
 	// UndeclaredImages are relatedImages the era table does not name, written under derived
 	// keys (era.DerivedKey); each also has a warning.
-	UndeclaredImages []bundle.Image `json:"undeclaredImages,omitempty"`
+	UndeclaredImages []bundle.Image
 	// ImageUses are the release placeholders of the rendered files, by file and field.
-	ImageUses []render.ImageUse `json:"imageUses,omitempty"`
+	ImageUses []render.ImageUse
 	// RBAC reviews the RBAC the run ships against the tree's (not with --check).
-	RBAC     *review.RBAC        `json:"rbac,omitempty"`
-	Warnings []string            `json:"warnings,omitempty"`
-	Phases   []Phase             `json:"phases"`
-	Fetched  []source.FetchStats `json:"fetched"` // bytes pulled per image (bundle, payloads)
-	Commits  []string            `json:"commits,omitempty"`
-	Drift    bool                `json:"drift"`
+	RBAC     *review.RBAC
+	Warnings []string
+	Phases   []Phase
+	Fetched  []source.FetchStats // bytes pulled per image (bundle, payloads)
+	Commits  []string
+	Drift    bool
 	// LockDrift lists where the lock file differs from its files and inputs (--check).
-	LockDrift []string `json:"lockDrift,omitempty"`
+	LockDrift []string
 	// Recovered lists interrupted writes of earlier runs that this run repaired first.
-	Recovered []tree.Recovery `json:"recovered,omitempty"`
+	Recovered []tree.Recovery
 
 	old *lock.Lock // the lock found in the tree before the run, for the PR body
 }
 
-// Phase is one timed step of a run. In JSON its duration is a Go duration string ("1.5s"),
-// not nanoseconds (docs/output.md).
+// Phase is one timed step of a run: the time it worked.
 type Phase struct {
-	Name     string        `json:"name"`
-	Duration time.Duration `json:"duration"`
-}
-
-type phaseJSON struct {
-	Name     string `json:"name"`
-	Duration string `json:"duration"`
-}
-
-// MarshalJSON writes the duration as a Go duration string.
-func (p Phase) MarshalJSON() ([]byte, error) {
-	return json.Marshal(phaseJSON{p.Name, p.Duration.String()})
-}
-
-// UnmarshalJSON reads what MarshalJSON writes.
-func (p *Phase) UnmarshalJSON(data []byte) error {
-	var j phaseJSON
-	if err := json.Unmarshal(data, &j); err != nil {
-		return err
-	}
-	d, err := time.ParseDuration(j.Duration)
-	if err != nil {
-		return fmt.Errorf("phase %s: duration: %w", j.Name, err)
-	}
-	*p = Phase{Name: j.Name, Duration: d}
-	return nil
+	Name     string
+	Duration time.Duration
 }
 
 // RetiredFile is a component file a run removes because its era declares it retired.
 type RetiredFile struct {
-	Path string `json:"path"`
-	Why  string `json:"why"`
+	Path string
+	Why  string
 }
 
 // ErrPendingRecovery is wrapped when a run that must not modify the tree (dry-run, diff,

@@ -35,9 +35,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/lvms-rebase/lvms-rebase/api/v1alpha1"
 	"github.com/lvms-rebase/lvms-rebase/internal/testing/fixtures"
 	"github.com/lvms-rebase/lvms-rebase/internal/testing/testregistry"
-	"github.com/lvms-rebase/lvms-rebase/rebase"
 	"github.com/lvms-rebase/lvms-rebase/rebase/era"
 	"github.com/lvms-rebase/lvms-rebase/rebase/lock"
 	"github.com/lvms-rebase/lvms-rebase/rebase/source"
@@ -266,7 +266,7 @@ type rebaseOutput struct {
 		Remove    []string `json:"remove"`
 		Unchanged []string `json:"unchanged"`
 	} `json:"plan"`
-	Phases []rebase.Phase `json:"phases"`
+	Phases []v1alpha1.Phase `json:"phases"`
 }
 
 func parseRebaseOutput(data []byte) (*rebaseOutput, error) {

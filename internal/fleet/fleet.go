@@ -17,14 +17,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/lvms-rebase/lvms-rebase/internal/gittree"
-	"github.com/lvms-rebase/lvms-rebase/internal/output"
 	"github.com/lvms-rebase/lvms-rebase/rebase"
-)
-
-// APIVersion and Kind identify the `-o json` document of a multi-branch run.
-const (
-	APIVersion = output.APIVersion
-	Kind       = "BranchRebaseList"
 )
 
 // ResultPrefix prefixes the branch that receives a branch's result.
@@ -51,22 +44,20 @@ type Options struct {
 
 // BranchResult is one branch's outcome.
 type BranchResult struct {
-	Branch string `json:"branch"`
+	Branch string
 	// ResultBranch holds the result (lvms-rebase/<branch>); Commit is its tip.
-	ResultBranch string         `json:"resultBranch,omitempty"`
-	Commit       string         `json:"commit,omitempty"`
-	PRBody       string         `json:"prBody,omitempty"`
-	Result       *rebase.Result `json:"result,omitempty"`
-	Error        string         `json:"error,omitempty"`
+	ResultBranch string
+	Commit       string
+	PRBody       string
+	Result       *rebase.Result
+	Error        string
 }
 
-// Report is the whole run.
+// Report is the whole run (`-o json|yaml` prints it as api/v1alpha1's BranchRebaseList).
 type Report struct {
-	APIVersion string         `json:"apiVersion"`
-	Kind       string         `json:"kind"`
-	Items      []BranchResult `json:"items"`
+	Items []BranchResult
 	// Failed lists the branches that failed.
-	Failed []string `json:"failed"`
+	Failed []string
 }
 
 // Run rebases every branch; the error return is for the clone itself (a branch's failure is
@@ -86,7 +77,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			return nil, fmt.Errorf("PR body directory: %w", err)
 		}
 	}
-	rep := &Report{APIVersion: APIVersion, Kind: Kind, Items: make([]BranchResult, len(o.Branches)), Failed: []string{}}
+	rep := &Report{Items: make([]BranchResult, len(o.Branches)), Failed: []string{}}
 	wts := &worktrees{repo: o.Repo}
 	g := errgroup.Group{}
 	g.SetLimit(max(o.Parallel, 1))

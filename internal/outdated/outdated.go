@@ -15,16 +15,8 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/lvms-rebase/lvms-rebase/internal/gittree"
-	"github.com/lvms-rebase/lvms-rebase/internal/output"
 	"github.com/lvms-rebase/lvms-rebase/rebase/recorded"
 	"github.com/lvms-rebase/lvms-rebase/rebase/source"
-)
-
-// APIVersion and Kind identify the report (`lvms-rebase outdated -o json|yaml`).
-const (
-	APIVersion = output.APIVersion
-	Kind       = "BranchStatusList"
-	ItemKind   = "BranchStatus"
 )
 
 // Statuses of a branch.
@@ -36,38 +28,35 @@ const (
 
 // Pair is a recorded value and the one a run would pick today.
 type Pair struct {
-	Current string `json:"current"`
-	Newest  string `json:"newest"`
+	Current string
+	Newest  string
 }
 
 // Status is one branch's answer.
 type Status struct {
-	APIVersion string `json:"apiVersion"`
-	Kind       string `json:"kind"`
-	Branch     string `json:"branch"`
-	Commit     string `json:"commit,omitempty"`
+	Branch string
+	Commit string
 	// OCP is the branch's OpenShift minor (release.base); LVMS the LVMS minor a run picks.
-	OCP  string `json:"ocp,omitempty"`
-	LVMS string `json:"lvms,omitempty"`
+	OCP  string
+	LVMS string
 	// RecordedFrom says where Current values come from: "lock" or "records".
-	RecordedFrom string `json:"recordedFrom,omitempty"`
-	Bundle       Pair   `json:"bundle"`
-	Payload      Pair   `json:"payload"`
+	RecordedFrom string
+	Bundle       Pair
+	Payload      Pair
 	// PayloadRule is the rule a run applies: "tree" (last_rebase.sh) or "newest".
-	PayloadRule string `json:"payloadRule,omitempty"`
-	Status      string `json:"status"`
+	PayloadRule string
+	Status      string
 	// Reason says what lags, or why the branch could not be read.
-	Reason string `json:"reason,omitempty"`
+	Reason string
 }
 
-// Report is the whole answer, in the order the branches were given.
+// Report is the whole answer, in the order the branches were given (`-o json|yaml` prints it
+// as api/v1alpha1's BranchStatusList).
 type Report struct {
-	APIVersion string   `json:"apiVersion"`
-	Kind       string   `json:"kind"`
-	Items      []Status `json:"items"`
+	Items []Status
 	// Outdated and Errors list the branches with those statuses (a CI matrix reads Outdated).
-	Outdated []string `json:"outdated"`
-	Errors   []string `json:"errors"`
+	Outdated []string
+	Errors   []string
 }
 
 // Options configure Check.
@@ -137,7 +126,7 @@ func Check(ctx context.Context, o Options) (*Report, error) {
 		})
 	}
 	_ = g.Wait()
-	rep := &Report{APIVersion: APIVersion, Kind: Kind, Items: items, Outdated: []string{}, Errors: []string{}}
+	rep := &Report{Items: items, Outdated: []string{}, Errors: []string{}}
 	for _, st := range items {
 		switch st.Status {
 		case Outdated:
@@ -150,7 +139,7 @@ func Check(ctx context.Context, o Options) (*Report, error) {
 }
 
 func checkBranch(ctx context.Context, src *source.Source, o Options, branch string) Status {
-	st := Status{APIVersion: APIVersion, Kind: ItemKind, Branch: branch}
+	st := Status{Branch: branch}
 	fail := func(err error) Status {
 		st.Status, st.Reason = Error, err.Error()
 		return st

@@ -10,7 +10,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/lvms-rebase/lvms-rebase/internal/output"
 	"github.com/lvms-rebase/lvms-rebase/internal/testing/fixtures"
 	"github.com/lvms-rebase/lvms-rebase/internal/testing/gitrepo"
 	"github.com/lvms-rebase/lvms-rebase/internal/testing/testregistry"
@@ -163,7 +162,7 @@ func TestCheckReportsEveryBranchInTheOrderGiven(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			wantRep := &Report{APIVersion: output.APIVersion, Kind: "BranchStatusList", Items: []Status{}, Outdated: tc.outdated, Errors: tc.errors}
+			wantRep := &Report{Items: []Status{}, Outdated: tc.outdated, Errors: tc.errors}
 			items := tc.items
 			if items == nil {
 				items = tc.branches
@@ -230,18 +229,17 @@ func wantStatuses(t *testing.T, repo string) map[string]Status {
 	if !ok {
 		t.Fatal("the fixture catalog has no newest 5.0 payload")
 	}
-	const api, kind = output.APIVersion, "BranchStatus"
 	return map[string]Status{
-		"main": {APIVersion: api, Kind: kind, Branch: "main", Commit: revParse(t, repo, "main"), OCP: "5.0", LVMS: "4.21",
+		"main": {Branch: "main", Commit: revParse(t, repo, "main"), OCP: "5.0", LVMS: "4.21",
 			RecordedFrom: "records", Bundle: Pair{"v4.20.2", b421}, Payload: Pair{n50, p50.Version}, PayloadRule: "newest",
 			Status: "outdated", Reason: "bundle v4.20.2 → " + b421 + "; payload " + n50 + " → " + p50.Version},
-		"release-4.17": {APIVersion: api, Kind: kind, Branch: "release-4.17", Commit: revParse(t, repo, "release-4.17"), OCP: "4.17", LVMS: "4.17",
+		"release-4.17": {Branch: "release-4.17", Commit: revParse(t, repo, "release-4.17"), OCP: "4.17", LVMS: "4.17",
 			RecordedFrom: "records", Bundle: Pair{"v4.17.7", b417}, Payload: Pair{n417, n417}, PayloadRule: "tree",
 			Status: "outdated", Reason: "bundle v4.17.7 → " + b417},
-		"release-4.22": {APIVersion: api, Kind: kind, Branch: "release-4.22", Commit: revParse(t, repo, "release-4.22"), OCP: "4.22", LVMS: "4.21",
+		"release-4.22": {Branch: "release-4.22", Commit: revParse(t, repo, "release-4.22"), OCP: "4.22", LVMS: "4.21",
 			RecordedFrom: "lock", Bundle: Pair{b421, b421}, Payload: Pair{n422, n422}, PayloadRule: "tree", Status: "current"},
-		"release-4.21": {APIVersion: api, Kind: kind, Branch: "release-4.21", Commit: revParse(t, repo, "release-4.21"), Status: "error"},
-		"release-4.99": {APIVersion: api, Kind: kind, Branch: "release-4.99", Status: "error"},
+		"release-4.21": {Branch: "release-4.21", Commit: revParse(t, repo, "release-4.21"), Status: "error"},
+		"release-4.99": {Branch: "release-4.99", Status: "error"},
 	}
 }
 

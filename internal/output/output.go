@@ -1,6 +1,8 @@
 // Package output prints lvms-rebase's results as kubectl prints objects: -o json and -o yaml
-// give one object carrying apiVersion and kind (docs/output.md), so scripts can tell what they
-// read and which version of its schema. It is the one home of the API version and the kinds.
+// give one document of api/v1alpha1 (docs/output.md), which carries apiVersion and kind so
+// scripts can tell what they read and which version of its schema. It is the one home of the
+// mapping from the library's results to those documents (convert.go): the library's structs
+// are not the contract, so renaming one of their fields cannot change what a script reads.
 package output
 
 import (
@@ -11,20 +13,8 @@ import (
 	"slices"
 
 	"sigs.k8s.io/yaml"
-)
 
-// APIVersion is the group and version of every machine-readable output (the group of the lock
-// file, rebase/lock, too; `outdated` and `--branches` use this constant). Within v1alpha1 fields
-// may be added; a field is renamed, removed or changes its unit only with a new version.
-const APIVersion = "lvms-rebase.microshift.io/v1alpha1"
-
-// The kinds of the objects the commands print.
-const (
-	KindRebaseResult = "RebaseResult"
-	KindResolution   = "Resolution"
-	KindApplyResult  = "ApplyResult"
-	KindLvmdCheck    = "LvmdCheck"
-	KindVersion      = "Version"
+	"github.com/lvms-rebase/lvms-rebase/api/v1alpha1"
 )
 
 // The output formats of -o.
@@ -48,34 +38,29 @@ func Check(format string) error {
 // IsMachine reports whether format is a machine-readable one (json or yaml).
 func IsMachine(format string) bool { return format == JSON || format == YAML }
 
-// Write prints obj as an object of kind in format (json or yaml): apiVersion and kind first,
-// then obj's own fields in their order (yaml sorts keys, as kubectl's yaml does). obj must
-// encode as a JSON object. "<", ">" and "&" print as they are, not as \u003c….
-func Write(w io.Writer, format, kind string, obj any) error {
+// Write prints doc in format (json or yaml): apiVersion and kind first, then the document's
+// own fields in their order (yaml sorts keys, as kubectl's yaml does). "<", ">" and "&" print
+// as they are, not as \u003c…. A document without this API's apiVersion and one of its kinds
+// is refused: every document is made by this package's mapping.
+func Write(w io.Writer, format string, doc v1alpha1.Document) error {
+	if tm := doc.GetTypeMeta(); tm.APIVersion != v1alpha1.APIVersion || !slices.Contains(v1alpha1.Kinds(), tm.Kind) {
+		return fmt.Errorf("output: %T is no %s document (apiVersion %q, kind %q)", doc, v1alpha1.APIVersion, tm.APIVersion, tm.Kind)
+	}
 	var body bytes.Buffer
 	enc := json.NewEncoder(&body)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(obj); err != nil {
+	if err := enc.Encode(doc); err != nil {
 		return err
 	}
-	raw := bytes.TrimSpace(body.Bytes())
-	if len(raw) < 2 || raw[0] != '{' {
-		return fmt.Errorf("output: a %s must encode as a JSON object", kind)
-	}
-	head := fmt.Sprintf(`{"apiVersion":%q,"kind":%q`, APIVersion, kind)
-	if rest := bytes.TrimSpace(raw[1:]); len(rest) > 0 && rest[0] != '}' {
-		head += ","
-	}
-	doc := append([]byte(head), raw[1:]...)
 	var out bytes.Buffer
 	switch format {
 	case JSON:
-		if err := json.Indent(&out, doc, "", "  "); err != nil {
+		if err := json.Indent(&out, bytes.TrimSpace(body.Bytes()), "", "  "); err != nil {
 			return err
 		}
 		out.WriteByte('\n')
 	case YAML:
-		y, err := yaml.JSONToYAML(doc)
+		y, err := yaml.JSONToYAML(body.Bytes())
 		if err != nil {
 			return err
 		}

@@ -173,14 +173,14 @@ func KnownMinors() []string {
 
 // Choice is the LVMS minor picked for an OpenShift minor, and why.
 type Choice struct {
-	Minor string `json:"minor"`
+	Minor string
 	// Rule is "exact" (same minor as OpenShift), "pinned" (the era table pins it),
 	// "newest-below" (no bundle of the OpenShift minor; the newest older one) or "flag"
 	// (--lvms) / "bundle" (--lvms-bundle) / "lock" (--check).
-	Rule   string `json:"rule"`
-	Reason string `json:"reason"`
+	Rule   string
+	Reason string
 	// Warning is set when the choice lags the OpenShift minor.
-	Warning string `json:"warning,omitempty"`
+	Warning string
 }
 
 // Choose applies the policy of ocp to the published LVMS minors ("X.Y", any order).

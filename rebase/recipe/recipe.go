@@ -83,10 +83,10 @@ var Components = []Component{
 
 // Change is what Reconcile did to one component's entry.
 type Change struct {
-	Recipe  string   `json:"recipe"` // recipe path relative to the root
-	Dir     string   `json:"dir"`
-	Added   []string `json:"added,omitempty"`
-	Dropped []string `json:"dropped,omitempty"`
+	Recipe  string // recipe path relative to the root
+	Dir     string
+	Added   []string
+	Dropped []string
 }
 
 // Result is the outcome of Reconcile.

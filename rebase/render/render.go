@@ -540,11 +540,11 @@ var placeholderRE = regexp.MustCompile(`\{\{-?\s*\.` + releasefile.TemplateField
 // ImageUse is one release placeholder in a shipped file: where an image of the release JSONs
 // is used.
 type ImageUse struct {
-	File  string `json:"file"`
-	Kind  string `json:"kind"`
-	Name  string `json:"name"`
-	Field string `json:"field"`
-	Key   string `json:"key"`
+	File  string
+	Kind  string
+	Name  string
+	Field string
+	Key   string
 }
 
 // checkImageRefs walks every string of every file: it records each release placeholder and

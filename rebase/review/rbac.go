@@ -32,19 +32,19 @@ var adminRoles = []string{"cluster-admin", "admin", "edit", "system:masters"}
 // Finding is one RBAC change: the role or binding, the rule (as RuleString writes it) and, for
 // an escalation, its class; for a plain change, "added" or "removed".
 type Finding struct {
-	Role  string `json:"role"`
-	Rule  string `json:"rule"`
-	Class string `json:"class"`
+	Role  string
+	Rule  string
+	Class string
 }
 
 // RBAC is the review of the RBAC a rebase ships against the tree's.
 type RBAC struct {
 	// Changed: a role, binding or rule was added, removed or changed.
-	Changed bool `json:"changed"`
+	Changed bool
 	// Changes are the rules and bindings added and removed ("added"/"removed").
-	Changes []Finding `json:"changes,omitempty"`
+	Changes []Finding
 	// Escalations are the added access a security review must look at.
-	Escalations []Finding `json:"escalations,omitempty"`
+	Escalations []Finding
 }
 
 // RuleString is the one-line form of a rule in findings and PR bodies.

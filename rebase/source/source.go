@@ -107,13 +107,13 @@ type Source struct {
 // BundleRef is the chosen bundle image.
 type BundleRef struct {
 	// Ref is the canonical reference (repo:tag, repo@digest or oci:…).
-	Ref string `json:"ref"`
+	Ref string
 	// Digest is the manifest digest the reference resolved to.
-	Digest string `json:"digest"`
+	Digest string
 	// Version is the bundle tag (e.g. v4.18.4-2), or the CSV version for digest pins.
-	Version string `json:"version"`
+	Version string
 	// CSVVersion is the CSV's spec.version.
-	CSVVersion string `json:"csvVersion,omitempty"`
+	CSVVersion string
 	// skew is the warning about a CSV minor other than the one asked for (allowed skew);
 	// Resolve moves it into Resolution.Warnings.
 	skew string
@@ -122,33 +122,33 @@ type BundleRef struct {
 // PayloadRef is the chosen release payload of one arch.
 type PayloadRef struct {
 	// Arch is the MicroShift arch name (x86_64, aarch64).
-	Arch string `json:"arch"`
+	Arch string
 	// Ref is the canonical reference.
-	Ref string `json:"ref"`
+	Ref string
 	// Digest is the single-arch image digest (the child when Ref is a manifest list).
-	Digest string `json:"digest"`
+	Digest string
 	// ListDigest is set when Ref names a manifest list (e.g. a -multi payload).
-	ListDigest string `json:"listDigest,omitempty"`
+	ListDigest string
 	// Version is release-metadata's version.
-	Version string `json:"version"`
+	Version string
 }
 
 // Resolution is what Resolve picked for one OpenShift minor.
 type Resolution struct {
-	OCP           string         `json:"ocp"`
-	Bundle        BundleRef      `json:"bundle"`
-	Payloads      []PayloadRef   `json:"payloads"`
-	RelatedImages []ImageDigests `json:"relatedImages"`
+	OCP           string
+	Bundle        BundleRef
+	Payloads      []PayloadRef
+	RelatedImages []ImageDigests
 	// LVMS is the LVMS minor chosen for OCP and why (set by the caller that chose it).
-	LVMS *era.Choice `json:"lvms,omitempty"`
+	LVMS *era.Choice
 	// PayloadRule says how the payloads were chosen: "newest" (newest GA z common to every
 	// arch), "pinned" (--ocp-release*, or the lock) or "tree" (last_rebase.sh).
-	PayloadRule string `json:"payloadRule,omitempty"`
+	PayloadRule string
 	// Warnings are things a maintainer should know (a newer z for some arches only, …).
-	Warnings []string `json:"warnings,omitempty"`
+	Warnings []string
 	// Content is what resolution read of the bundle and the payloads, parsed, for the
 	// run's later steps.
-	Content *Content `json:"-"`
+	Content *Content
 }
 
 // GoArch maps a MicroShift arch name to the Go/OCI name used by registries; Go names are

@@ -38,23 +38,23 @@ var ErrRecoveryConflict = errors.New("files changed since an interrupted lvms-re
 // Recovery says what Recover did, or Pending would do, with one interrupted write.
 type Recovery struct {
 	// Dir is the work directory, relative to the root.
-	Dir string `json:"dir"`
+	Dir string
 	// Action is "rolled back", "rolled forward" or "discarded" (staging only, tree untouched).
-	Action string `json:"action"`
+	Action string
 	// Pending is set by Pending: the action is what a recovery would do; nothing was done.
-	Pending bool `json:"pending,omitempty"`
+	Pending bool
 	// Paths are the files the interrupted write covered.
-	Paths []string `json:"paths,omitempty"`
+	Paths []string
 	// Conflicts are the files left alone because their bytes are neither the journaled old
 	// nor new ones (or their backup is not the old one).
-	Conflicts []Conflict `json:"conflicts,omitempty"`
+	Conflicts []Conflict
 }
 
 // Conflict is one file a recovery does not touch, with why and what to do about it.
 type Conflict struct {
-	Path    string `json:"path"`
-	Problem string `json:"problem"`
-	Resolve string `json:"resolve"`
+	Path    string
+	Problem string
+	Resolve string
 }
 
 func (c Conflict) String() string { return c.Path + ": " + c.Problem + "; " + c.Resolve }

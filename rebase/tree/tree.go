@@ -28,10 +28,10 @@ import (
 // Changes say what a Write does (or did) to each path, relative to the root and sorted. (The
 // `-o json` document calls them "plan"; the applier's Plan is a different thing: its gates.)
 type Changes struct {
-	Add       []string `json:"add,omitempty"`
-	Change    []string `json:"change,omitempty"`
-	Remove    []string `json:"remove,omitempty"`
-	Unchanged []string `json:"unchanged,omitempty"`
+	Add       []string
+	Change    []string
+	Remove    []string
+	Unchanged []string
 }
 
 // Changed reports whether the changes modify the tree.

@@ -176,84 +176,10 @@ func loadKubeconfig(kubeconfig, context string) (*rest.Config, error) {
 	return cfg, nil
 }
 
-// applyResultJSON is apply -o json: what applier.Result reports, with objects as fields.
-type applyResultJSON struct {
-	Era                string        `json:"era"`
-	Lvmd               string        `json:"lvmd,omitempty"`
-	LvmdPath           string        `json:"lvmdPath,omitempty"`
-	LvmdChecksum       string        `json:"lvmdChecksum,omitempty"`
-	RuntimeLvmdWritten bool          `json:"runtimeLvmdWritten"`
-	Created            []objectJSON  `json:"created"`
-	Updated            []objectJSON  `json:"updated"`
-	Deleted            []objectJSON  `json:"deleted"`
-	Unchanged          []objectJSON  `json:"unchanged"`
-	Skipped            []skippedJSON `json:"skipped"`
-	Warnings           []string      `json:"warnings"`
-	// Remaining are objects of switched-off components still on the cluster: without --prune
-	// every one found, with it those the prune left (kept says why).
-	Remaining []objectJSON `json:"remaining"`
-	// Foreign are objects the applier would have deleted but cannot prove MicroShift's: left alone.
-	Foreign []objectJSON `json:"foreign"`
-	// Kept are all objects the applier would have deleted and left on the cluster, with why.
-	Kept       []skippedJSON   `json:"kept"`
-	Components []componentJSON `json:"components"`
-}
-
-type componentJSON struct {
-	Name    string `json:"name"`
-	Enabled bool   `json:"enabled"`
-	Error   string `json:"error,omitempty"`
-}
-
-type objectJSON struct {
-	Group     string `json:"group,omitempty"`
-	Version   string `json:"version"`
-	Kind      string `json:"kind"`
-	Namespace string `json:"namespace,omitempty"`
-	Name      string `json:"name"`
-}
-
-type skippedJSON struct {
-	objectJSON
-	Reason string `json:"reason"`
-}
-
-func objectsJSON(refs []applier.ObjectRef) []objectJSON {
-	out := make([]objectJSON, 0, len(refs))
-	for _, r := range refs {
-		out = append(out, objectJSON{Group: r.Group, Version: r.Version, Kind: r.Kind, Namespace: r.Namespace, Name: r.Name})
-	}
-	return out
-}
-
-func skipsJSON(skips []applier.Skip) []skippedJSON {
-	out := make([]skippedJSON, 0, len(skips))
-	for _, s := range skips {
-		out = append(out, skippedJSON{objectsJSON([]applier.ObjectRef{s.Object})[0], s.Reason})
-	}
-	return out
-}
-
 // printApplyResult prints the result as -o asks; with -q (quiet) the text summary is left out.
 func printApplyResult(out io.Writer, format string, quiet bool, res *applier.Result) error {
 	if output.IsMachine(format) {
-		j := applyResultJSON{Era: string(res.Era), Lvmd: res.Lvmd.Message, LvmdPath: res.Lvmd.Path, LvmdChecksum: res.LvmdChecksum,
-			RuntimeLvmdWritten: res.RuntimeLvmdWritten, Created: objectsJSON(res.Created), Updated: objectsJSON(res.Updated),
-			Deleted: objectsJSON(res.Deleted), Unchanged: objectsJSON(res.Unchanged), Warnings: res.Warnings}
-		j.Skipped = skipsJSON(res.Skipped)
-		if j.Warnings == nil {
-			j.Warnings = []string{}
-		}
-		j.Remaining, j.Foreign, j.Kept = objectsJSON(res.Remaining), objectsJSON(res.Foreign), skipsJSON(res.Kept)
-		j.Components = []componentJSON{}
-		for _, c := range res.Components {
-			cj := componentJSON{Name: c.Name, Enabled: c.Enabled}
-			if c.Err != nil {
-				cj.Error = c.Err.Error()
-			}
-			j.Components = append(j.Components, cj)
-		}
-		return output.Write(out, format, output.KindApplyResult, j)
+		return output.Write(out, format, output.ApplyResult(res))
 	}
 	if !quiet {
 		printApplyText(out, res)

@@ -1,7 +1,6 @@
 package app
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -10,6 +9,7 @@ import (
 
 	lvmsrebase "github.com/lvms-rebase/lvms-rebase"
 	"github.com/lvms-rebase/lvms-rebase/internal/fleet"
+	"github.com/lvms-rebase/lvms-rebase/internal/output"
 	"github.com/lvms-rebase/lvms-rebase/internal/version"
 	"github.com/lvms-rebase/lvms-rebase/rebase"
 )
@@ -57,31 +57,25 @@ func runFleet(cmd *cobra.Command, f *rebaseFlags, streams IOStreams) error {
 }
 
 func printFleet(w io.Writer, format string, rep *fleet.Report) error {
+	if output.IsMachine(format) {
+		return output.Write(w, format, output.BranchRebaseList(rep))
+	}
 	var b strings.Builder
-	if format == "json" {
-		enc := json.NewEncoder(&b)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(rep); err != nil {
-			return err
+	for _, it := range rep.Items {
+		if it.Error != "" {
+			fmt.Fprintf(&b, "%s: error: %s\n", it.Branch, it.Error)
+			continue
 		}
-	} else {
-		for _, it := range rep.Items {
-			if it.Error != "" {
-				fmt.Fprintf(&b, "%s: error: %s\n", it.Branch, it.Error)
-				continue
-			}
-			fmt.Fprintf(&b, "%s: %s at %.12s", it.Branch, it.ResultBranch, it.Commit)
-			if c := it.Result.Changes; c != nil && c.Changed() {
-				fmt.Fprintf(&b, " (%d added, %d changed, %d removed; bundle %s, payload %s)", len(c.Add), len(c.Change), len(c.Remove), it.Result.BundleVersion, it.Result.PayloadVersion)
-			} else {
-				b.WriteString(" (no changes)")
-			}
-			if it.PRBody != "" {
-				fmt.Fprintf(&b, ", PR body %s", it.PRBody)
-			}
-			b.WriteString("\n")
+		fmt.Fprintf(&b, "%s: %s at %.12s", it.Branch, it.ResultBranch, it.Commit)
+		if c := it.Result.Changes; c != nil && c.Changed() {
+			fmt.Fprintf(&b, " (%d added, %d changed, %d removed; bundle %s, payload %s)", len(c.Add), len(c.Change), len(c.Remove), it.Result.BundleVersion, it.Result.PayloadVersion)
+		} else {
+			b.WriteString(" (no changes)")
 		}
+		if it.PRBody != "" {
+			fmt.Fprintf(&b, ", PR body %s", it.PRBody)
+		}
+		b.WriteString("\n")
 	}
 	// References are redacted where they are formatted (the rebase's results and errors).
 	_, err := io.WriteString(w, b.String())

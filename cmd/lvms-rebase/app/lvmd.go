@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/lvms-rebase/lvms-rebase/api/v1alpha1"
 	"github.com/lvms-rebase/lvms-rebase/applier"
 	"github.com/lvms-rebase/lvms-rebase/internal/output"
 )
@@ -51,31 +52,6 @@ regular file (or a link to one). Every problem is listed; any problem exits 1.`,
 	return cmd
 }
 
-// lvmdCheckJSON is `lvmd check -o json|yaml` (kind LvmdCheck): the file, whether it is valid,
-// its device classes, every problem, and what was checked of the host.
-type lvmdCheckJSON struct {
-	File  string `json:"file"`
-	Valid bool   `json:"valid"`
-	// DeviceClasses are the valid file's device classes by name; empty: storage is not deployed.
-	DeviceClasses []string          `json:"deviceClasses"`
-	Problems      []lvmdProblemJSON `json:"problems"`
-	Host          lvmdHostCheckJSON `json:"host"`
-}
-
-type lvmdProblemJSON struct {
-	// Field is the YAML path (device-classes[1].spare-gb), empty for the file as a whole.
-	Field  string `json:"field,omitempty"`
-	Reason string `json:"reason"`
-}
-
-// lvmdHostCheckJSON says whether the device classes were checked against the host: Checked
-// with the Source of the volume groups, or not and why (Skipped).
-type lvmdHostCheckJSON struct {
-	Checked bool   `json:"checked"`
-	Source  string `json:"source,omitempty"`
-	Skipped string `json:"skipped,omitempty"`
-}
-
 func runLvmdCheck(ctx context.Context, streams IOStreams, file string, vgs []string, format string) error {
 	if err := checkOutput(format); err != nil {
 		return err
@@ -84,7 +60,8 @@ func runLvmdCheck(ctx context.Context, streams IOStreams, file string, vgs []str
 	if err != nil {
 		return usageError("lvmd check: %v", err)
 	}
-	res := lvmdCheckJSON{File: file, DeviceClasses: []string{}, Problems: []lvmdProblemJSON{}}
+	// The document is assembled here from the checks (api/v1alpha1 declares it).
+	res := v1alpha1.LvmdCheck{TypeMeta: v1alpha1.Meta(v1alpha1.KindLvmdCheck), File: file, DeviceClasses: []string{}, Problems: []v1alpha1.LvmdProblem{}}
 	cfg, problems := applier.LvmdProblems(file, data)
 	res.Host.Skipped = "the file has problems"
 	if cfg != nil {
@@ -95,7 +72,7 @@ func runLvmdCheck(ctx context.Context, streams IOStreams, file string, vgs []str
 		problems = append(problems, hostProblems...)
 	}
 	for _, p := range problems {
-		res.Problems = append(res.Problems, lvmdProblemJSON{Field: p.Field, Reason: p.Reason})
+		res.Problems = append(res.Problems, v1alpha1.LvmdProblem{Field: p.Field, Reason: p.Reason})
 	}
 	if res.Valid = len(problems) == 0; res.Valid {
 		for _, dc := range cfg.DeviceClasses {
@@ -103,7 +80,7 @@ func runLvmdCheck(ctx context.Context, streams IOStreams, file string, vgs []str
 		}
 	}
 	if output.IsMachine(format) {
-		if err := output.Write(streams.Out, format, output.KindLvmdCheck, res); err != nil {
+		if err := output.Write(streams.Out, format, &res); err != nil {
 			return err
 		}
 	} else {
@@ -117,7 +94,7 @@ func runLvmdCheck(ctx context.Context, streams IOStreams, file string, vgs []str
 
 // checkLvmdHost checks cfg against the host's volume groups (--volume-groups, else vgs and lvs)
 // and records in host what was checked, or why nothing was.
-func checkLvmdHost(ctx context.Context, file string, cfg *applier.LvmdConfig, vgs []string, host *lvmdHostCheckJSON) ([]*applier.LvmdError, error) {
+func checkLvmdHost(ctx context.Context, file string, cfg *applier.LvmdConfig, vgs []string, host *v1alpha1.LvmdHostCheck) ([]*applier.LvmdError, error) {
 	var lister applier.VolumeGroupLister = applier.VGSLister{}
 	host.Source, host.Skipped = "volume groups and thin pools from vgs and lvs", ""
 	if vgs != nil {
@@ -135,7 +112,7 @@ func checkLvmdHost(ctx context.Context, file string, cfg *applier.LvmdConfig, vg
 	return problems, nil
 }
 
-func printLvmdCheck(out io.Writer, problems []*applier.LvmdError, res lvmdCheckJSON) {
+func printLvmdCheck(out io.Writer, problems []*applier.LvmdError, res v1alpha1.LvmdCheck) {
 	for _, p := range problems {
 		fmt.Fprintf(out, "problem: %s\n", p)
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/yaml"
 
-	"github.com/lvms-rebase/lvms-rebase/internal/output"
+	"github.com/lvms-rebase/lvms-rebase/api/v1alpha1"
 )
 
 // everyTopoLVMField is the applier's sample setting every field of TopoLVM's lvmd types.
@@ -172,9 +172,9 @@ func TestLvmdCheckMachineOutput(t *testing.T) {
 		code         int
 		want         map[string]any
 	}{
-		{good, "json", ExitOK, map[string]any{"apiVersion": output.APIVersion, "kind": "LvmdCheck", "file": good, "valid": true,
+		{good, "json", ExitOK, map[string]any{"apiVersion": v1alpha1.APIVersion, "kind": "LvmdCheck", "file": good, "valid": true,
 			"deviceClasses": []any{"a"}, "problems": []any{}, "host": map[string]any{"checked": true, "source": "volume groups from --volume-groups (thin pools not checked)"}}},
-		{bad, "yaml", ExitError, map[string]any{"apiVersion": output.APIVersion, "kind": "LvmdCheck", "file": bad, "valid": false,
+		{bad, "yaml", ExitError, map[string]any{"apiVersion": v1alpha1.APIVersion, "kind": "LvmdCheck", "file": bad, "valid": false,
 			"deviceClasses": []any{}, "problems": []any{map[string]any{"field": "device-classes[0].spare-gb", "reason": "-1 must be an integer >= 0"}},
 			"host": map[string]any{"checked": false, "skipped": "the file has problems"}}},
 	} {

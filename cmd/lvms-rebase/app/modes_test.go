@@ -18,9 +18,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
-	"github.com/lvms-rebase/lvms-rebase/internal/output"
+	"github.com/lvms-rebase/lvms-rebase/api/v1alpha1"
 	"github.com/lvms-rebase/lvms-rebase/internal/testing/testregistry"
-	"github.com/lvms-rebase/lvms-rebase/rebase"
 )
 
 // TestModes covers --dry-run, --diff, -o json, --pr-body, --commit and an offline --check
@@ -80,7 +79,7 @@ func TestModes(t *testing.T) {
 			Bundle   struct{ Ref, Digest string }
 			Payloads []struct{ Arch string }
 		} `json:"resolution"`
-		Phases []rebase.Phase               `json:"phases"` // durations are Go duration strings
+		Phases []v1alpha1.Phase             `json:"phases"` // durations are Go duration strings
 		Images map[string]map[string]string `json:"images"`
 		Plan   struct {
 			Add, Remove []string
@@ -96,7 +95,7 @@ func TestModes(t *testing.T) {
 		res.Images["aarch64"]["lvms_operator"] == res.Images["x86_64"]["lvms_operator"] {
 		t.Fatalf("-o json: unexpected result (want per-arch lvms_operator digests): %+v", res)
 	}
-	if res.APIVersion != output.APIVersion || res.Kind != output.KindRebaseResult || len(res.Phases) == 0 {
+	if res.APIVersion != v1alpha1.APIVersion || res.Kind != v1alpha1.KindRebaseResult || len(res.Phases) == 0 {
 		t.Fatalf("-o json: apiVersion %q, kind %q, %d phases", res.APIVersion, res.Kind, len(res.Phases))
 	}
 	writeArches := fmt.Sprint(res.Resolution.Payloads)

@@ -2,15 +2,14 @@ package app
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/yaml"
 
 	"github.com/lvms-rebase/lvms-rebase/internal/outdated"
+	"github.com/lvms-rebase/lvms-rebase/internal/output"
 )
 
 type outdatedFlags struct {
@@ -82,18 +81,8 @@ func runOutdated(ctx context.Context, f *outdatedFlags, streams IOStreams) error
 }
 
 func printReport(w io.Writer, format string, rep *outdated.Report) error {
-	switch format {
-	case "json":
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
-	case "yaml":
-		data, err := yaml.Marshal(rep)
-		if err != nil {
-			return err
-		}
-		_, err = w.Write(data)
-		return err
+	if output.IsMachine(format) {
+		return output.Write(w, format, output.BranchStatusList(rep))
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "BRANCH\tOCP\tLVMS\tBUNDLE\tPAYLOAD\tSTATUS")

@@ -186,7 +186,7 @@ func runRebase(ctx context.Context, f *rebaseFlags, streams IOStreams) (err erro
 // text summary is left out too; --diff's diff is what that mode asks for and still prints.
 func printResult(w io.Writer, format string, quiet bool, res *rebase.Result) error {
 	if output.IsMachine(format) {
-		return output.Write(w, format, output.KindRebaseResult, res)
+		return output.Write(w, format, output.RebaseResult(res))
 	}
 	if quiet {
 		_, err := io.WriteString(w, res.Diff)

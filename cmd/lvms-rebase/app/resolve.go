@@ -61,7 +61,7 @@ func runResolve(ctx context.Context, f *resolveFlags, streams IOStreams) (err er
 		return libraryError(err)
 	}
 	if output.IsMachine(f.output) {
-		return output.Write(streams.Out, f.output, output.KindResolution, res)
+		return output.Write(streams.Out, f.output, output.Resolution(res))
 	}
 	return printResolution(streams.Out, res)
 }

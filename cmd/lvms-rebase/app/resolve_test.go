@@ -11,10 +11,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/yaml"
 
-	"github.com/lvms-rebase/lvms-rebase/internal/output"
+	"github.com/lvms-rebase/lvms-rebase/api/v1alpha1"
 	"github.com/lvms-rebase/lvms-rebase/internal/testing/fixtures"
 	"github.com/lvms-rebase/lvms-rebase/internal/testing/testregistry"
-	"github.com/lvms-rebase/lvms-rebase/rebase/source"
 )
 
 func runMain(t *testing.T, args ...string) (int, string, string) {
@@ -45,14 +44,14 @@ func TestResolveCommand(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	var res source.Resolution
+	var res v1alpha1.Resolution
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	checkYAMLMatchesJSON(t, append(base, "--ocp", "4.18"), out, output.KindResolution)
+	checkYAMLMatchesJSON(t, append(base, "--ocp", "4.18"), out, v1alpha1.KindResolution)
 	b, _ := cat.NewestBundle("4.18")
 	p, _ := cat.NewestPayload("4.18", "aarch64")
-	if res.Bundle.Ref != b.Ref || res.Bundle.Digest != b.Digest || len(res.Payloads) != 2 || res.Payloads[1] != (source.PayloadRef{Arch: "aarch64", Ref: p.Ref, Digest: p.Digest, Version: p.Version}) {
+	if res.Bundle.Ref != b.Ref || res.Bundle.Digest != b.Digest || len(res.Payloads) != 2 || res.Payloads[1] != (v1alpha1.PayloadRef{Arch: "aarch64", Ref: p.Ref, Digest: p.Digest, Version: p.Version}) {
 		t.Fatalf("resolution %+v", res)
 	}
 	if strings.Contains(out, reg.Host()) {
@@ -117,8 +116,8 @@ func checkYAMLMatchesJSON(t *testing.T, args []string, jsonOut, kind string) {
 	if err := yaml.Unmarshal([]byte(out), &fromYAML); err != nil {
 		t.Fatalf("-o yaml does not parse: %v\n%s", err, out)
 	}
-	if fromJSON["apiVersion"] != output.APIVersion || fromJSON["kind"] != kind {
-		t.Errorf("-o json: apiVersion %v, kind %v; want %s %s", fromJSON["apiVersion"], fromJSON["kind"], output.APIVersion, kind)
+	if fromJSON["apiVersion"] != v1alpha1.APIVersion || fromJSON["kind"] != kind {
+		t.Errorf("-o json: apiVersion %v, kind %v; want %s %s", fromJSON["apiVersion"], fromJSON["kind"], v1alpha1.APIVersion, kind)
 	}
 	if diff := cmp.Diff(fromJSON, fromYAML); diff != "" {
 		t.Errorf("-o yaml and -o json differ (-json +yaml):\n%s", diff)

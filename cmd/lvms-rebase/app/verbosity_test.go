@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lvms-rebase/lvms-rebase/internal/output"
+	"github.com/lvms-rebase/lvms-rebase/api/v1alpha1"
 )
 
 // TestVerbosity runs one dry-run rebase per logging setting through Main and checks what
@@ -70,7 +70,7 @@ func TestVerbosity(t *testing.T) {
 		}},
 		{"--quiet -o json", []string{"--quiet", "-o", "json"}, func(t *testing.T, out, errOut string) {
 			var doc struct{ Kind string }
-			if err := json.Unmarshal([]byte(out), &doc); err != nil || doc.Kind != output.KindRebaseResult {
+			if err := json.Unmarshal([]byte(out), &doc); err != nil || doc.Kind != v1alpha1.KindRebaseResult {
 				t.Errorf("-o json: kind %q, %v", doc.Kind, err)
 			}
 			checkOnlyWarnings(t, errOut)

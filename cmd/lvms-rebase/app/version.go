@@ -9,16 +9,6 @@ import (
 	"github.com/lvms-rebase/lvms-rebase/internal/version"
 )
 
-// versionJSON is `version -o json|yaml` (kind Version): internal/version's Info.
-type versionJSON struct {
-	// Version is the stamped version, else the main module's, else "dev".
-	Version string `json:"version"`
-	// Revision is the VCS commit built from, and Modified whether the tree had changes; empty
-	// and false when the toolchain recorded none.
-	Revision string `json:"revision,omitempty"`
-	Modified bool   `json:"modified"`
-}
-
 // newVersionCommand is `version`: the stamped version, else the build info's (module version,
 // VCS revision and whether the tree was modified; internal/version).
 func newVersionCommand(streams IOStreams) *cobra.Command {
@@ -33,7 +23,7 @@ func newVersionCommand(streams IOStreams) *cobra.Command {
 			}
 			info := version.Get()
 			if output.IsMachine(format) {
-				return output.Write(streams.Out, format, output.KindVersion, versionJSON{Version: info.Version, Revision: info.Revision, Modified: info.Modified})
+				return output.Write(streams.Out, format, output.Version(info))
 			}
 			_, err := fmt.Fprintf(streams.Out, "lvms-rebase %s\n", info.String())
 			return err

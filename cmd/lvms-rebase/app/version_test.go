@@ -10,7 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/yaml"
 
-	"github.com/lvms-rebase/lvms-rebase/internal/output"
+	"github.com/lvms-rebase/lvms-rebase/api/v1alpha1"
 	"github.com/lvms-rebase/lvms-rebase/internal/version"
 )
 
@@ -75,7 +75,7 @@ func TestVersionMachineOutput(t *testing.T) {
 		if err := yaml.Unmarshal([]byte(out), &got); err != nil || code != ExitOK {
 			t.Fatalf("-o %s: exit %d, %v\n%s%s", format, code, err, out, errOut)
 		}
-		want := map[string]any{"apiVersion": output.APIVersion, "kind": "Version", "version": info.Version, "modified": info.Modified}
+		want := map[string]any{"apiVersion": v1alpha1.APIVersion, "kind": "Version", "version": info.Version, "modified": info.Modified}
 		if info.Revision != "" {
 			want["revision"] = info.Revision
 		}

@@ -112,17 +112,17 @@ func (c *Client) Totals() Stats {
 // Stats counts what one fetch cost.
 type Stats struct {
 	// Image is the canonical reference fetched.
-	Image string `json:"image"`
+	Image string
 	// BytesFetched is compressed blob bytes downloaded from the network.
-	BytesFetched int64 `json:"bytesFetched"`
+	BytesFetched int64
 	// BlobsFetched and BlobsCached count blobs downloaded vs served from the cache.
-	BlobsFetched int `json:"blobsFetched"`
-	BlobsCached  int `json:"blobsCached"`
+	BlobsFetched int
+	BlobsCached  int
 	// LayersRead is how many layers were opened; LayersTotal how many the image has.
-	LayersRead  int `json:"layersRead"`
-	LayersTotal int `json:"layersTotal"`
+	LayersRead  int
+	LayersTotal int
 	// Files are the extracted paths, sorted.
-	Files []string `json:"files"`
+	Files []string
 
 	counted map[string]bool // blobs already added, so a prefetched blob counts once
 }
@@ -147,20 +147,20 @@ func (f *Stats) add(h string, o blobStat) {
 
 // ArchDigest is one arch's image digest.
 type ArchDigest struct {
-	Arch   string `json:"arch"`
-	Digest string `json:"digest"`
+	Arch   string
+	Digest string
 }
 
 // ImageDigests are the digests of one (usually multi-arch) image.
 type ImageDigests struct {
 	// Name is the relatedImages name, when the image came from a CSV.
-	Name string `json:"name,omitempty"`
+	Name string
 	// Image is the canonical reference as given.
-	Image string `json:"image"`
+	Image string
 	// ListDigest is the manifest-list digest; empty for a single-arch image.
-	ListDigest string `json:"listDigest,omitempty"`
+	ListDigest string
 	// Arches holds the per-arch child digests in the order requested.
-	Arches []ArchDigest `json:"arches"`
+	Arches []ArchDigest
 }
 
 // For returns the digest recorded for arch.
