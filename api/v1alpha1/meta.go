@@ -70,7 +70,7 @@ type Duration struct {
 }
 
 // MarshalJSON writes the duration as a Go duration string.
-func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(d.Duration.String()) }
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(d.String()) }
 
 // UnmarshalJSON reads a Go duration string.
 func (d *Duration) UnmarshalJSON(data []byte) error {
