@@ -72,8 +72,11 @@ type Duration struct {
 // MarshalJSON writes the duration as a Go duration string.
 func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(d.String()) }
 
-// UnmarshalJSON reads a Go duration string.
+// UnmarshalJSON reads a Go duration string; null leaves d as it is (encoding/json's rule).
 func (d *Duration) UnmarshalJSON(data []byte) error {
+	if string(data) == "null" {
+		return nil
+	}
 	var s string
 	if err := json.Unmarshal(data, &s); err != nil {
 		return fmt.Errorf("duration: expected a Go duration string (\"1.5s\"): %w", err)
