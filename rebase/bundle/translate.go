@@ -50,25 +50,25 @@ type Options struct {
 // Image is one bundle image the era ships.
 type Image struct {
 	// Name is the CSV relatedImages name (e.g. lvms-operator).
-	Name string
+	Name string `json:"name"`
 	// Key is the release-JSON key (e.g. lvms_operator).
-	Key string
+	Key string `json:"key"`
 	// Ref is the relatedImages reference: a manifest-list digest reference; per-arch child
 	// digests are resolved by the image source.
-	Ref string
+	Ref string `json:"ref"`
 	// Undeclared is true for a relatedImage the era table does not name: its key comes from
 	// era.DerivedKey and the run warns about it.
-	Undeclared bool
+	Undeclared bool `json:"undeclared,omitempty"`
 }
 
 // Excluded is a bundle or CSV-derived object the era does not ship.
 type Excluded struct {
 	// File is the bundle file it came from (the CSV file for CSV-derived objects).
-	File string
+	File string `json:"file"`
 	// Kind is the object kind, or "clusterPermissions"/"permissions" for a whole CSV entry.
-	Kind   string
-	Name   string
-	Reason string
+	Kind   string `json:"kind"`
+	Name   string `json:"name"`
+	Reason string `json:"reason"`
 }
 
 // Result is the translation of a bundle for one era.
