@@ -75,6 +75,11 @@ func chooseOCP(given, root string, allowMismatch bool) (string, error) {
 		return "", err
 	}
 	if given == "" {
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			// Present but not a readable release JSON (a FIFO, a link, not JSON): an error
+			// of the tree naming the file (exit 1), not a missing flag.
+			return "", err
+		}
 		if err != nil {
 			return "", option.Errorf(option.OCP, "X.Y not given and the tree's OpenShift minor is unknown: %v (give %s, e.g. %[2]s 4.18)", err, option.OCP)
 		}

@@ -2,8 +2,10 @@ package rebase
 
 import (
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/lvms-rebase/lvms-rebase/rebase/era"
@@ -105,6 +107,36 @@ func TestChooseOCP(t *testing.T) {
 			}
 			if err != nil || got != tc.want {
 				t.Fatalf("got %q, %v; want %q", got, err, tc.want)
+			}
+		})
+	}
+}
+
+// TestChooseOCPTreeFileUnreadable: a release JSON that is present but no readable JSON (a
+// FIFO, a directory, not JSON) is an error of the tree naming the file (exit 1), not "--ocp
+// not given" (a usage error, exit 2): giving --ocp would not mend the tree. (Found by the
+// attack suite's hostile tree rows; before, every such tree exited 2.)
+func TestChooseOCPTreeFileUnreadable(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		make func(p string) error
+	}{
+		{"a FIFO", func(p string) error { return syscall.Mkfifo(p, 0o644) }},
+		{"a directory", func(p string) error { return os.Mkdir(p, 0o755) }},
+		{"not JSON", func(p string) error { return os.WriteFile(p, []byte("{"), 0o644) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			p := filepath.Join(dir, filepath.FromSlash(recorded.BaseFile))
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := tc.make(p); err != nil {
+				t.Fatal(err)
+			}
+			_, err := chooseOCP("", dir, false)
+			if err == nil || IsUsage(err) || !strings.Contains(err.Error(), path.Base(recorded.BaseFile)) {
+				t.Fatalf("error %v, want an error of the tree (not a usage error) naming %s", err, recorded.BaseFile)
 			}
 		})
 	}
