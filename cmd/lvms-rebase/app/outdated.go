@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -73,7 +74,9 @@ func runOutdated(ctx context.Context, f *outdatedFlags, streams IOStreams) error
 	}
 	switch {
 	case len(rep.Errors) > 0:
-		return exitQuietly(ExitError)
+		// One Error line naming the branches, as --branches says its failures: with -o json
+		// stderr said nothing else of them.
+		return fmt.Errorf("%d of %d branches could not be checked: %s", len(rep.Errors), len(rep.Items), strings.Join(rep.Errors, ", "))
 	case len(rep.Outdated) > 0:
 		return exitQuietly(ExitDrift)
 	}
