@@ -89,8 +89,14 @@ type Keychain struct {
 // (optional) hears which file serves each registry.
 func New(explicit string, log *slog.Logger) (*Keychain, error) {
 	if explicit != "" {
-		if _, err := os.Stat(explicit); err != nil {
+		fi, err := os.Stat(explicit)
+		if err != nil {
 			return nil, fmt.Errorf("auth file given with %s: %w", option.AuthFile, err)
+		}
+		// Refused now, not when a registry first asks for credentials: a run that needs
+		// none (a warm cache) would otherwise pass over a FIFO or /dev/zero given here.
+		if !fi.Mode().IsRegular() {
+			return nil, fmt.Errorf("auth file given with %s: %s: %s, not a regular file", option.AuthFile, explicit, safefile.Kind(fi.Mode()))
 		}
 	}
 	if log == nil {
