@@ -20,9 +20,9 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/lvms-rebase/lvms-rebase/applier/controlplanetest"
+	"github.com/lvms-rebase/lvms-rebase/internal/testing/kubeconfig"
 )
 
 // applyAssets is the applier's 4.18-like fixture tree.
@@ -30,13 +30,8 @@ var applyAssets = filepath.Join("..", "..", "..", "applier", "testdata", "eras",
 
 func writeKubeconfig(t *testing.T, cfg *rest.Config) string {
 	t.Helper()
-	kc := clientcmdapi.NewConfig()
-	kc.Clusters["test"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
-	kc.AuthInfos["test"] = &clientcmdapi.AuthInfo{ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData, Token: cfg.BearerToken}
-	kc.Contexts["test"] = &clientcmdapi.Context{Cluster: "test", AuthInfo: "test"}
-	kc.CurrentContext = "test"
-	p := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := clientcmd.WriteToFile(*kc, p); err != nil {
+	p, err := kubeconfig.Write(t.TempDir(), cfg)
+	if err != nil {
 		t.Fatal(err)
 	}
 	return p

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/lvms-rebase/lvms-rebase/internal/testing/binary"
 )
 
 // The tests here signal and kill a real lvms-rebase at precise points of the swap. The
@@ -22,10 +24,9 @@ import (
 // failpointBinary builds lvms-rebase with its failpoints into dir.
 func failpointBinary(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "lvms-rebase")
-	cmd := exec.Command("go", "build", "-tags", "lvmsrebase_failpoints", "-o", bin, "github.com/lvms-rebase/lvms-rebase/cmd/lvms-rebase")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building lvms-rebase with failpoints: %v\n%s", err, out)
+	bin, err := binary.Build(t.TempDir(), binary.FailpointsTag)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return bin
 }

@@ -1,0 +1,120 @@
+package attack
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// TestTreeOwnership attacks what a write may delete or overwrite in the tree (principle 3):
+// directories named like its work directory that a person made, a cache kept in the
+// checkout, a journal edited by hand to reach outside the managed paths, a person's
+// uncommitted work, a mode-only edit.
+func TestTreeOwnership(t *testing.T) {
+	skipShort(t)
+	rows := []row{
+		{name: "write/colliding/a mode-only edit of a managed file", class: colliding, mode: modeWrite, tpl: tplRebased,
+			setup: func(t *testing.T, w *world) { chmod(t, w, operatorFile, 0o755) },
+			args:  func(w *world) []string { return w.rebase() }, want: exitOK},
+	}
+	for _, m := range []struct {
+		name string
+		args []string
+		mode mode
+	}{{"write", nil, modeWrite}, {"commit", []string{"--commit"}, modeCommit}, {"dry-run", []string{"--dry-run"}, modeRead}} {
+		for _, j := range journalsFor(m.name) {
+			rows = append(rows, row{
+				name: m.name + "/colliding/a journal edited to " + j.name, class: colliding, mode: m.mode, tpl: tplFresh,
+				setup: func(t *testing.T, w *world) { plantJournal(t, w, j.entry) },
+				args:  func(w *world) []string { return w.rebase(m.args...) }, want: exitError, names: []string{".lvms-rebase-"},
+			})
+		}
+	}
+	runRows(t, rows)
+}
+
+// journalsFor are the hand-made journals attacked in a mode: every one in --dry-run (which
+// must not recover at all) and the deletion of Makefile in the writing modes (the planted
+// hook and the replaced neighbour wait for the tree WP's journal proof: see the README).
+func journalsFor(mode string) []struct {
+	name  string
+	entry func(t *testing.T, w *world, work string) map[string]any
+} {
+	if mode == "dry-run" {
+		return handJournals
+	}
+	return handJournals[:1]
+}
+
+func chmod(t *testing.T, w *world, rel string, mode os.FileMode) {
+	t.Helper()
+	if err := os.Chmod(filepath.Join(w.tree, rel), mode); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// handJournals are entries a person (or an attacker) adds to the journal of a killed run:
+// each names a path no write produces.
+var handJournals = []struct {
+	name  string
+	entry func(t *testing.T, w *world, work string) map[string]any
+}{
+	{"delete Makefile", func(t *testing.T, w *world, _ string) map[string]any {
+		data := put(t, w.tree, "Makefile", "all:\n\ttrue\n", 0o644)
+		return map[string]any{"path": "Makefile", "old": fingerprint(t, data), "oldMode": "0644"}
+	}},
+	{"plant .git/hooks/pre-commit", func(t *testing.T, w *world, work string) map[string]any {
+		staged := put(t, work, "new/.git/hooks/pre-commit", "#!/bin/sh\ntouch "+filepath.Join(w.in, "pwned")+"\n", 0o755)
+		return map[string]any{"path": ".git/hooks/pre-commit", "new": fingerprint(t, staged), "newMode": "0755"}
+	}},
+	{"replace a file beside the managed ones", func(t *testing.T, w *world, work string) map[string]any {
+		old := filepath.Join(w.tree, "assets/components/ovn/namespace.yaml")
+		staged := put(t, work, "new/assets/components/ovn/namespace.yaml", "kind: Namespace\n", 0o644)
+		return map[string]any{"path": "assets/components/ovn/namespace.yaml", "old": fingerprint(t, old), "oldMode": "0644",
+			"new": fingerprint(t, staged), "newMode": "0644"}
+	}},
+}
+
+func fingerprint(t *testing.T, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return "sha256:" + sum(b)
+}
+
+// plantJournal kills a real write after its journal (at its first backup), then adds the
+// entry to the journal it left and marks the swap committed, so that recovery would roll it
+// forward.
+func plantJournal(t *testing.T, w *world, entry func(t *testing.T, w *world, work string) map[string]any) {
+	t.Helper()
+	res := runProc(proc{args: w.rebase(), env: childEnv(w.home, "TMPDIR="+w.tmp, "LVMS_REBASE_PAUSE_AT=backup "), dir: w.root,
+		when: &trigger{at: "failpoint: paused at backup ", sig: syscall.SIGKILL}})
+	if !res.fired {
+		t.Fatalf("the write to kill never reached its first backup (exit %d):\n%s", res.code, res.stderr)
+	}
+	works, _ := filepath.Glob(filepath.Join(w.tree, ".lvms-rebase-*"))
+	if len(works) != 1 {
+		t.Fatalf("the killed write left %d work directories: %v", len(works), works)
+	}
+	jpath := filepath.Join(works[0], "journal.json")
+	var j map[string]any
+	if err := json.Unmarshal([]byte(read(t, jpath)), &j); err != nil {
+		t.Fatalf("the journal of a killed write: %v", err)
+	}
+	files, _ := j["files"].([]any)
+	j["files"] = append(files, entry(t, w, works[0]))
+	b, err := json.Marshal(j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	put(t, works[0], "journal.json", string(b), 0o644)
+	put(t, works[0], "committed", "", 0o644)
+	if strings.Contains(read(t, jpath), `"path":""`) {
+		t.Fatal("planted an empty path")
+	}
+}
