@@ -27,9 +27,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 
+	"github.com/lvms-rebase/lvms-rebase/applier/atomicfile"
 	"github.com/lvms-rebase/lvms-rebase/applier/eras"
 	"github.com/lvms-rebase/lvms-rebase/applier/internal/assets"
-	"github.com/lvms-rebase/lvms-rebase/applier/internal/atomicfile"
 	"github.com/lvms-rebase/lvms-rebase/applier/internal/kube"
 	"github.com/lvms-rebase/lvms-rebase/applier/releasefile"
 )

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/lvms-rebase/lvms-rebase/applier/internal/atomicfile"
+	"github.com/lvms-rebase/lvms-rebase/applier/atomicfile"
 	"github.com/lvms-rebase/lvms-rebase/applier/internal/watch"
 )
 

@@ -11,12 +11,12 @@ import (
 	"maps"
 	"os"
 	"path"
-	"path/filepath"
 	"slices"
 	"strings"
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/lvms-rebase/lvms-rebase/applier/atomicfile"
 	"github.com/lvms-rebase/lvms-rebase/applier/releasefile"
 	"github.com/lvms-rebase/lvms-rebase/internal/safefile"
 	"github.com/lvms-rebase/lvms-rebase/rebase/bundle"
@@ -299,33 +299,17 @@ func CheckWritable(p string) error {
 	case !errors.Is(err, fs.ErrNotExist):
 		return err
 	}
-	f, err := os.CreateTemp(filepath.Dir(p), ".lvms-rebase-pr-body-*")
+	// The same temporary sibling Write creates, abandoned.
+	f, err := atomicfile.Create(p, 0o644)
 	if err != nil {
 		return fmt.Errorf("cannot create the file: %w", err)
 	}
-	f.Close()
-	return os.Remove(f.Name())
+	return f.Discard()
 }
 
-// Write writes the body of in to p through a temporary sibling and a rename, so a kill
-// leaves the old file or the new one, never half of it.
+// Write writes the body of in to p atomically (applier/atomicfile: a temporary sibling,
+// synced and renamed), so a kill leaves the old file or the new one, never half of it.
 func Write(p string, in Input) error {
-	data := []byte(Body(in))
-	f, err := os.CreateTemp(filepath.Dir(p), ".lvms-rebase-pr-body-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Chmod(0o644); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), p)
+	_, err := atomicfile.WriteFile(p, []byte(Body(in)), 0o644)
+	return err
 }

@@ -19,6 +19,7 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"github.com/lvms-rebase/lvms-rebase/applier/atomicfile"
 	"github.com/lvms-rebase/lvms-rebase/internal/safefile"
 	"github.com/lvms-rebase/lvms-rebase/rebase/option"
 )
@@ -104,23 +105,22 @@ func (c *Cache) Put(h v1.Hash, r io.Reader) (string, int64, error) {
 	if err := os.MkdirAll(filepath.Dir(final), 0o755); err != nil {
 		return "", 0, fmt.Errorf("creating cache directory: %w", err)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(final), "."+h.Hex+".tmp-*")
+	// Entries are verified whenever they are read, so they need no fsync (a cold run writes
+	// hundreds); the rename still keeps a concurrent reader from seeing a partial blob.
+	f, err := atomicfile.Options{NoSync: true}.Create(final, 0o600)
 	if err != nil {
 		return "", 0, fmt.Errorf("creating cache file: %w", err)
 	}
-	defer os.Remove(tmp.Name())
+	defer f.Discard()
 	hasher := sha256.New()
-	n, err := io.Copy(io.MultiWriter(tmp, hasher), r)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
+	n, err := io.Copy(io.MultiWriter(f, hasher), r)
 	if err != nil {
 		return "", n, err
 	}
 	if got := hex.EncodeToString(hasher.Sum(nil)); got != h.Hex {
 		return "", n, &DigestMismatchError{want: h.String(), got: "sha256:" + got, n: n}
 	}
-	if err := os.Rename(tmp.Name(), final); err != nil {
+	if err := f.Commit(); err != nil {
 		return "", n, fmt.Errorf("storing cache entry: %w", err)
 	}
 	return final, n, nil
@@ -188,24 +188,11 @@ func (c *Cache) UpdateTags(repo string, f func(*TagRecord)) error {
 	return c.WriteFile(c.tagPath(repo), b)
 }
 
-// WriteFile writes p (a path under the cache) atomically.
+// WriteFile writes p (a path under the cache) atomically, unsynced like the blobs: tag
+// records are hints for --offline and URL records name a digest that is verified.
 func (c *Cache) WriteFile(p string, b []byte) error {
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(p), ".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), p)
+	_, err := atomicfile.Options{NoSync: true}.WriteFile(p, b, 0o600)
+	return err
 }
 
 // URLPath is where the digest of url's last download is recorded.
