@@ -52,6 +52,9 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		return nil, err
 	}
 	defer unlock()
+	if err := checkOutputs(root, opts); err != nil {
+		return nil, err
+	}
 	r := &run{opts: opts, log: logger(opts.Logger)}
 	res := &Result{Mode: opts.Mode}
 	res.Recovered, err = r.recoverTree()
@@ -130,11 +133,11 @@ func (r *run) recoverTree() ([]tree.Recovery, error) {
 	if r.opts.Mode != ModeWrite {
 		recover = tree.Pending
 	}
-	recs, err := recover(r.opts.MicroShiftDir)
+	recs, err := recover(r.opts.MicroShiftDir, treeScope())
 	if err == nil && r.opts.Mode != ModeWrite {
 		var pending []string
 		for _, rec := range recs {
-			if rec.Action != "discarded" {
+			if rec.Interrupted() {
 				pending = append(pending, rec.String())
 			}
 		}

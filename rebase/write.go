@@ -86,6 +86,9 @@ func (r *run) check(rec recordsOut) (written, error) {
 func (r *run) writeTree(ctx context.Context, rec recordsOut, summary func() *Result) (written, error) {
 	root, files, managed := r.opts.MicroShiftDir, rec.files, rec.managed
 	var w written
+	if err := treeScope().Covers(files, managed); err != nil {
+		return w, err
+	}
 	var err error
 	if w.changes, err = tree.Compute(root, files, managed); err != nil {
 		return w, err

@@ -2,6 +2,9 @@ package tree
 
 import (
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -14,9 +17,15 @@ import (
 // contextLines is the number of unchanged lines around each change, as in `diff -u`.
 const contextLines = 3
 
+// maxDiffFile caps what Diff reads of one file of the tree (the managed files are
+// manifests and records of a few KB).
+const maxDiffFile = 64 << 20
+
 // Diff returns a unified diff (git style: a/ and b/ paths, /dev/null for added and removed
-// files) from the tree at root to files, covering the same paths as Compute. Files are in
-// path order; an unchanged tree gives "".
+// files, "old mode"/"new mode" lines when the executable bit changes) from the tree at root
+// to files, covering the same paths as Compute. Files are in path order; an unchanged tree
+// gives "". A symlink in the tree is shown as git shows one, by its target: it is never
+// read through.
 func Diff(root string, files map[string][]byte, managedDirs []string) (string, error) {
 	p, err := Compute(root, files, managedDirs)
 	if err != nil {
@@ -25,38 +34,40 @@ func Diff(root string, files map[string][]byte, managedDirs []string) (string, e
 	type entry struct {
 		rel      string
 		old, new *string
+		modes    string // "old mode …\nnew mode …\n" when the executable bit changes
 	}
 	var entries []entry
-	read := func(rel string) (*string, error) {
-		b, err := safefile.ReadIn(root, rel, 0)
-		if err != nil {
-			return nil, fmt.Errorf("diff: reading %s: %w", rel, err)
-		}
-		s := string(b)
-		return &s, nil
-	}
 	for _, rel := range p.Add {
 		s := string(files[rel])
 		entries = append(entries, entry{rel: rel, new: &s})
 	}
 	for _, rel := range p.Change {
-		old, err := read(rel)
+		old, oldMode, err := readForDiff(root, rel)
 		if err != nil {
 			return "", err
 		}
 		s := string(files[rel])
-		entries = append(entries, entry{rel: rel, old: old, new: &s})
+		e := entry{rel: rel, old: &old, new: &s}
+		if newMode := fileMode(root, rel, files[rel]); oldMode != nil && isExec(*oldMode) != isExec(newMode) {
+			e.modes = fmt.Sprintf("old mode %s\nnew mode %s\n", gitMode(*oldMode), gitMode(newMode))
+		}
+		entries = append(entries, e)
 	}
 	for _, rel := range p.Remove {
-		old, err := read(rel)
+		old, _, err := readForDiff(root, rel)
 		if err != nil {
 			return "", err
 		}
-		entries = append(entries, entry{rel: rel, old: old})
+		entries = append(entries, entry{rel: rel, old: &old})
 	}
 	sort.Slice(entries, func(i, j int) bool { return entries[i].rel < entries[j].rel })
 	var b strings.Builder
 	for _, e := range entries {
+		fmt.Fprintf(&b, "diff --git a/%s b/%s\n", e.rel, e.rel)
+		b.WriteString(e.modes)
+		if e.old != nil && e.new != nil && *e.old == *e.new {
+			continue // the mode alone changed
+		}
 		from, to := "a/"+e.rel, "b/"+e.rel
 		var oldText, newText string
 		if e.old == nil {
@@ -69,11 +80,44 @@ func Diff(root string, files map[string][]byte, managedDirs []string) (string, e
 		} else {
 			newText = *e.new
 		}
-		fmt.Fprintf(&b, "diff --git a/%s b/%s\n", e.rel, e.rel)
 		fmt.Fprintf(&b, "--- %s\n+++ %s\n", from, to)
 		b.WriteString(Unified(oldText, newText))
 	}
 	return b.String(), nil
+}
+
+// readForDiff returns what the tree holds at rel as text: a regular file's bytes (at most
+// maxDiffFile) with its mode, or a symlink's target (no mode), as git shows a symlink.
+func readForDiff(root, rel string) (string, *fs.FileMode, error) {
+	full := filepath.Join(root, filepath.FromSlash(rel))
+	fi, err := os.Lstat(full)
+	if err != nil {
+		return "", nil, fmt.Errorf("diff: reading %s: %w", rel, err)
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		target, err := os.Readlink(full)
+		if err != nil {
+			return "", nil, fmt.Errorf("diff: reading %s: %w", rel, err)
+		}
+		return target, nil, nil
+	}
+	if !fi.Mode().IsRegular() {
+		return "", nil, fmt.Errorf("diff: %w", specialFileError(rel, fi))
+	}
+	b, err := safefile.ReadFile(full, safefile.Options{Max: maxDiffFile})
+	if err != nil {
+		return "", nil, fmt.Errorf("diff: reading %s: %w", rel, err)
+	}
+	mode := fi.Mode()
+	return string(b), &mode, nil
+}
+
+// gitMode is the mode git records for a regular file.
+func gitMode(m fs.FileMode) string {
+	if isExec(m) {
+		return "100755"
+	}
+	return "100644"
 }
 
 // Unified returns the hunks ("@@ -l,n +l,n @@" and their lines) turning a into b, with

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 
 	"github.com/lvms-rebase/lvms-rebase/internal/safefile"
 )
@@ -21,22 +22,26 @@ import (
 // The swap into the tree is journaled so that a kill at any instant can be repaired. Inside
 // the work directory (".lvms-rebase-*" in the root):
 //
+//	owner.json      who made the directory: the tree's and the directory's identity (owner.go)
 //	new/<path>      the staged contents (complete before the journal is written)
-//	journal.json    the intent: every path with a fingerprint of what it held before and of
-//	                what the swap puts there, and the directories the swap creates
+//	journal.json    the intent: the owner again, every path with a fingerprint and mode of
+//	                what it held before and of what the swap puts there, and the directories
+//	                the swap creates
 //	old/<path>      the backups, moved aside one by one
 //	committed       the marker written (and synced) once every new file is in place
 //
 // Recover (recover.go), run by the next lvms-rebase under the tree lock, trusts none of it
-// blindly: the journal's paths are validated like any write, and a file is touched only when
-// its bytes are the journaled before or after bytes.
+// blindly: the directory must prove it is this tree's, the journal's paths are validated
+// like any write and must be paths a write produces (Scope), and a file is touched only when
+// its bytes and mode are the journaled before or after ones.
 
 const (
 	workPrefix    = ".lvms-rebase-"
 	journalName   = "journal.json"
 	committedName = "committed"
-	// journalVersion 2 records fingerprints; a journal without them cannot be verified.
-	journalVersion = 2
+	// journalVersion 3 records the owner and the modes; version 2 (fingerprints without
+	// modes or owner) cannot prove whose it is.
+	journalVersion = 3
 )
 
 // ErrLocked is wrapped by Lock when another process holds the tree.
@@ -45,6 +50,7 @@ var ErrLocked = errors.New("the tree is locked")
 // journal is the intent of one swap, written before the first rename.
 type journal struct {
 	Version int      `json:"version"`
+	Owner   owner    `json:"owner"`
 	Files   []entry  `json:"files"`
 	Dirs    []string `json:"dirs,omitempty"` // directories the swap creates, parents first
 	Managed []string `json:"managed,omitempty"`
@@ -52,31 +58,35 @@ type journal struct {
 
 // entry is one file of a swap. Old and New are fingerprints (see fingerprint): what the path
 // held before the swap ("" when it did not exist: an add) and what the swap puts there (""
-// when it removes the file).
+// when it removes the file); OldMode and NewMode are the permission bits of those regular
+// files ("0644").
 type entry struct {
-	Path string `json:"path"`
-	Old  string `json:"old,omitempty"`
-	New  string `json:"new,omitempty"`
+	Path    string `json:"path"`
+	Old     string `json:"old,omitempty"`
+	New     string `json:"new,omitempty"`
+	OldMode string `json:"oldMode,omitempty"`
+	NewMode string `json:"newMode,omitempty"`
 }
 
 // stepHook is called at each point of a write where a kill leaves a distinct state; tests
 // use it to pause a process there and kill or signal it. ctx is the write's context.
 var stepHook = func(ctx context.Context, step string) {}
 
-// newJournal records the changes p with the fingerprints of the current and the new contents.
-func newJournal(root string, p *Changes, files map[string][]byte, managedDirs []string) (*journal, error) {
-	j := &journal{Version: journalVersion, Dirs: missingDirs(root, p.Add), Managed: managedDirs}
+// newJournal records the changes p with the fingerprints and modes of the current and the
+// new contents (modes: what each placed file gets).
+func newJournal(root string, own owner, p *Changes, files map[string][]byte, modes map[string]fs.FileMode, managedDirs []string) (*journal, error) {
+	j := &journal{Version: journalVersion, Owner: own, Dirs: missingDirs(root, p.Add), Managed: managedDirs}
 	for _, rel := range p.Add {
-		j.Files = append(j.Files, entry{Path: rel, New: contentFingerprint(files[rel])})
+		j.Files = append(j.Files, entry{Path: rel, New: contentFingerprint(files[rel]), NewMode: modeString(modes[rel])})
 	}
 	for _, rel := range append(append([]string(nil), p.Change...), p.Remove...) {
-		old, err := fingerprint(livePath(root, rel))
+		old, oldMode, err := fingerprint(livePath(root, rel))
 		if err != nil {
 			return nil, fmt.Errorf("reading %s: %w", rel, err)
 		}
-		e := entry{Path: rel, Old: old}
+		e := entry{Path: rel, Old: old, OldMode: oldMode}
 		if data, ok := files[rel]; ok {
-			e.New = contentFingerprint(data)
+			e.New, e.NewMode = contentFingerprint(data), modeString(modes[rel])
 		}
 		j.Files = append(j.Files, e)
 	}
@@ -90,37 +100,39 @@ func contentFingerprint(data []byte) string {
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
+func modeString(m fs.FileMode) string { return fmt.Sprintf("%04o", m.Perm()) }
+
 // fingerprint says what is at full without following a symlink: "" when nothing is,
-// "sha256:<hex>" for a regular file, "symlink:<target>" for a symlink, "other:<type>" for
-// anything else (which never matches a journaled state).
-func fingerprint(full string) (string, error) {
+// "sha256:<hex>" and the permission bits for a regular file, "symlink:<target>" for a
+// symlink, "other:<type>" for anything else (which never matches a journaled state).
+func fingerprint(full string) (fp, mode string, err error) {
 	fi, err := os.Lstat(full)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return "", nil
+		return "", "", nil
 	case err != nil:
-		return "", err
+		return "", "", err
 	case fi.Mode()&fs.ModeSymlink != 0:
 		target, err := os.Readlink(full)
-		return "symlink:" + target, err
+		return "symlink:" + target, "", err
 	case !fi.Mode().IsRegular():
-		return "other:" + fi.Mode().Type().String(), nil
+		return "other:" + fi.Mode().Type().String(), "", nil
 	}
 	f, _, err := safefile.Open(full, safefile.Options{Max: safefile.NoSizeCap}) // hashed as read
 	if err != nil {
-		return "", err
+		return "other:replaced while reading", "", nil
 	}
 	defer f.Close()
-	// The file opened must be the one inspected: a path swapped for a symlink in between is
-	// not read through.
+	// The file opened must be the one inspected: a path swapped for a symlink or a FIFO in
+	// between is not read through (and, opened non-blocking, does not hang).
 	if fo, err := f.Stat(); err != nil || !os.SameFile(fi, fo) {
-		return "other:replaced while reading", err
+		return "other:replaced while reading", "", err
 	}
 	h := sha256.New()
 	if _, err := io.Copy(h, f); err != nil {
-		return "", err
+		return "", "", err
 	}
-	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)), modeString(fi.Mode()), nil
 }
 
 // backups are the paths the swap moves aside (changed and removed), places the ones it puts.
@@ -160,8 +172,8 @@ func missingDirs(root string, adds []string) []string {
 	return out
 }
 
-// save writes the journal durably: the file and the work directory are synced, so that
-// after a crash the journal is either absent or complete.
+// save writes the journal durably (applier/atomicfile: synced, renamed into place, the work
+// directory synced), so that after a crash it is either absent or complete.
 func (j *journal) save(work string) error {
 	b, err := json.Marshal(j)
 	if err != nil {
@@ -170,7 +182,7 @@ func (j *journal) save(work string) error {
 	if err := writeFileFn(filepath.Join(work, journalName), b, 0o644); err != nil {
 		return fmt.Errorf("writing the write journal: %w", err)
 	}
-	return syncDir(work)
+	return nil
 }
 
 // markCommitted records that every new file is in place. The renames are made durable first
@@ -182,9 +194,6 @@ func (j *journal) markCommitted(root, work string) error {
 	err := syncParents(root, j.Files)
 	if err == nil {
 		err = writeFileFn(filepath.Join(work, committedName), nil, 0o644)
-	}
-	if err == nil {
-		err = syncDir(work)
 	}
 	if err != nil {
 		_ = os.Remove(filepath.Join(work, committedName))
@@ -214,7 +223,7 @@ func syncDir(dir string) error {
 		return err
 	}
 	defer d.Close()
-	if err := syncFn(d); err != nil && !errors.Is(err, fs.ErrInvalid) {
+	if err := syncFn(d); err != nil && !errors.Is(err, syscall.EINVAL) {
 		return err
 	}
 	return nil

@@ -89,7 +89,7 @@ func TestKillAtEveryStep(t *testing.T) {
 			before := hashTree(t, root)
 			killAt(t, root, i)
 			pending := assertPendingReadOnly(t, root)
-			recs, err := Recover(root)
+			recs, err := Recover(root, scope)
 			if err != nil {
 				t.Fatalf("Recover: %v", err)
 			}
@@ -195,7 +195,7 @@ func TestRecoverUnreadableJournal(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(work, journalName), []byte("{not json"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Recover(root); err == nil || !strings.Contains(err.Error(), "backups are in") {
+	if _, err := Recover(root, scope); err == nil || !strings.Contains(err.Error(), "backups are in") {
 		t.Fatalf("err = %v", err)
 	}
 	if _, err := os.Stat(work); err != nil {

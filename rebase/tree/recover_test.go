@@ -68,7 +68,7 @@ func TestRecoverAfterFailedMarkerFsync(t *testing.T) {
 				root := seedWithRecipe(t)
 				before := hashTree(t, root)
 				killAt(t, root, at, "TREE_KILL_MODE="+mode)
-				recs, err := Recover(root)
+				recs, err := Recover(root, scope)
 				if err != nil {
 					t.Fatalf("Recover: %v", err)
 				}
@@ -105,7 +105,7 @@ func TestRecoverKeepsHandEdit(t *testing.T) {
 				t.Fatal(err)
 			}
 			pending := assertPendingReadOnly(t, root)
-			recs, err := Recover(root)
+			recs, err := Recover(root, scope)
 			if got, _ := os.ReadFile(filepath.Join(root, edited)); string(got) != "kind: B\nfixed: by hand\n" {
 				t.Fatalf("the hand edit was overwritten: %q (recover: %+v, %v)", got, recs, err)
 			}
@@ -134,7 +134,7 @@ func TestRecoverKeepsHandEdit(t *testing.T) {
 			}
 			// Idempotent: the next run reports the same conflict and changes nothing.
 			again := hashTree(t, root)
-			if _, err := Recover(root); !errors.Is(err, ErrRecoveryConflict) {
+			if _, err := Recover(root, scope); !errors.Is(err, ErrRecoveryConflict) {
 				t.Fatalf("second recovery: %v", err)
 			}
 			if diff := cmp.Diff(again, hashTree(t, root)); diff != "" {
@@ -166,7 +166,7 @@ func outsideWork(m map[string]string, skip string) map[string]string {
 func assertPendingReadOnly(t *testing.T, root string) []Recovery {
 	t.Helper()
 	h := hashTree(t, root)
-	recs, err := Pending(root)
+	recs, err := Pending(root, scope)
 	if err != nil {
 		t.Fatalf("Pending: %v", err)
 	}
@@ -180,6 +180,9 @@ func assertPendingReadOnly(t *testing.T, root string) []Recovery {
 // (in the format written today and in the one earlier versions wrote), and requires both
 // Recover and Pending to refuse them with an error naming the journal and to touch nothing,
 // inside the tree or out of it: not even a file whose bytes match the journal's fingerprint.
+// Today's journals carry the work directory's true owner, so that what is refused is the
+// entries (TestRecoverRefusesPathsNoWriteProduces: the paths inside the tree no write
+// produces; TestRecoverLeavesDirectoriesItDidNotMake: the proof itself).
 func TestRecoverRefusesJournalOutsideTree(t *testing.T) {
 	const victim = "precious data\n"
 	sum := sha256.Sum256([]byte(victim))
@@ -192,11 +195,11 @@ func TestRecoverRefusesJournalOutsideTree(t *testing.T) {
 		plant   func(t *testing.T, work, outside string) // backups or symlinks in the work directory
 		want    string
 	}{
-		{"v1 add ../", func(string) any { return map[string]any{"add": []string{"../outside/victim"}} }, nil, "journal version 0"},
-		{"v1 remove ../ with a planted backup", func(string) any { return map[string]any{"remove": []string{"../outside/victim"}} }, plantBackup, "journal version 0"},
+		{"v1 add ../", func(string) any { return map[string]any{"add": []string{"../outside/victim"}} }, nil, `unknown field "add"`},
+		{"v1 remove ../ with a planted backup", func(string) any { return map[string]any{"remove": []string{"../outside/victim"}} }, plantBackup, `unknown field "remove"`},
 		{"v1 dirs ../", func(string) any {
 			return map[string]any{"add": []string{"x/y"}, "dirs": []string{"../outside/emptydir"}}
-		}, nil, "journal version 0"},
+		}, nil, `unknown field "add"`},
 		{"add ../ matching the victim", func(string) any {
 			return journal{Version: journalVersion, Files: []entry{{Path: "../outside/victim", New: fp}}}
 		}, nil, `journal entry "../outside/victim": expected a clean, relative`},
@@ -205,15 +208,15 @@ func TestRecoverRefusesJournalOutsideTree(t *testing.T) {
 		}, nil, "expected a clean, relative"},
 		{"remove ../ with a planted backup", func(string) any {
 			return journal{Version: journalVersion, Managed: []string{".."}, Files: []entry{{Path: "../outside/victim", Old: otherFP}}}
-		}, plantBackup, `managed directory ".."`},
+		}, plantBackup, `journal entry "../outside/victim": expected a clean, relative`},
 		{"through a symlinked directory", func(string) any {
-			return journal{Version: journalVersion, Files: []entry{{Path: "link/victim", New: fp}}}
+			return journal{Version: journalVersion, Files: []entry{{Path: "link/victim", New: fp, NewMode: "0644"}}}
 		}, nil, "leads through the symlink"},
 		{"created directory ../", func(string) any {
-			return journal{Version: journalVersion, Files: []entry{{Path: "x/y", New: fp}}, Dirs: []string{"../outside/emptydir"}}
+			return journal{Version: journalVersion, Files: []entry{{Path: "m/y", New: fp, NewMode: "0644"}}, Dirs: []string{"../outside/emptydir"}}
 		}, nil, `journal directory "../outside/emptydir"`},
 		{"backup through a symlink", func(string) any {
-			return journal{Version: journalVersion, Managed: []string{"m"}, Files: []entry{{Path: "m/victim", Old: fp}}}
+			return journal{Version: journalVersion, Managed: []string{"m"}, Files: []entry{{Path: "m/victim", Old: fp, OldMode: "0644"}}}
 		}, func(t *testing.T, work, outside string) {
 			if err := os.MkdirAll(filepath.Join(work, "old"), 0o755); err != nil {
 				t.Fatal(err)
@@ -244,13 +247,18 @@ func TestRecoverRefusesJournalOutsideTree(t *testing.T) {
 			if tc.plant != nil {
 				tc.plant(t, work, outside)
 			}
-			b, _ := json.Marshal(tc.journal(outside))
+			j := tc.journal(outside)
+			if v3, ok := j.(journal); ok {
+				v3.Owner = ownerFor(t, root, work) // past the ownership proof: the entries are tested
+				j = v3
+			}
+			b, _ := json.Marshal(j)
 			if err := os.WriteFile(filepath.Join(work, journalName), b, 0o644); err != nil {
 				t.Fatal(err)
 			}
 			before, beforeOut := hashTree(t, root), hashTree(t, outside)
-			for name, f := range map[string]func(string) ([]Recovery, error){"Pending": Pending, "Recover": Recover} {
-				_, err := f(root)
+			for name, f := range map[string]func(string, Scope) ([]Recovery, error){"Pending": Pending, "Recover": Recover} {
+				_, err := f(root, Scope{Dirs: []string{"m", "link"}})
 				if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "recovery touched nothing") {
 					t.Errorf("%s: err = %v, want a refusal mentioning %q", name, err, tc.want)
 				}

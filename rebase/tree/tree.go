@@ -22,6 +22,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/lvms-rebase/lvms-rebase/applier/atomicfile"
 	"github.com/lvms-rebase/lvms-rebase/internal/safefile"
 )
 
@@ -54,70 +55,35 @@ func (p *Changes) Summary() string {
 }
 
 // Compute compares files with the tree at root. Remove lists the files under the managed
-// directories that files lacks.
+// directories that files lacks. A file is unchanged when it holds exactly its bytes and its
+// executable bit is the one a write gives it (see fileMode); only a regular file of the
+// same size is read. A special file (FIFO, device, socket) where a write would place or
+// remove a file is an error naming it: nothing proves it is ours and no journal can restore it.
 func Compute(root string, files map[string][]byte, managedDirs []string) (*Changes, error) {
 	if err := validate(files, managedDirs); err != nil {
 		return nil, err
 	}
 	p := &Changes{}
 	for rel, data := range files {
-		full := filepath.Join(root, filepath.FromSlash(rel))
-		fi, err := os.Lstat(full)
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			p.Add = append(p.Add, rel)
-			continue
-		case err != nil:
-			return nil, fmt.Errorf("reading %s: %w", full, err)
-		case fi.IsDir():
-			return nil, fmt.Errorf("%s: expected a file, found a directory", full)
-		case !fi.Mode().IsRegular():
-			// A symlink or special file is replaced by a regular file.
-			p.Change = append(p.Change, rel)
-			continue
-		}
-		old, err := safefile.ReadFile(full, safefile.Options{})
+		st, err := compareFile(root, rel, data)
 		if err != nil {
-			return nil, fmt.Errorf("reading %s: %w", full, err)
+			return nil, err
 		}
-		if bytes.Equal(old, data) {
-			p.Unchanged = append(p.Unchanged, rel)
-		} else {
+		switch st {
+		case cmpAbsent:
+			p.Add = append(p.Add, rel)
+		case cmpDiffers:
 			p.Change = append(p.Change, rel)
+		default:
+			p.Unchanged = append(p.Unchanged, rel)
 		}
 	}
 	for _, dir := range managedDirs {
-		full := filepath.Join(root, filepath.FromSlash(dir))
-		fi, err := os.Lstat(full)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
+		removed, err := unwanted(root, dir, files)
 		if err != nil {
-			return nil, fmt.Errorf("managed directory %s: %w", full, err)
+			return nil, err
 		}
-		if !fi.IsDir() {
-			return nil, fmt.Errorf("managed directory %s: expected a directory, found %v", full, fi.Mode().Type())
-		}
-		err = filepath.WalkDir(full, func(fp string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			if d.IsDir() {
-				return nil
-			}
-			rel, err := filepath.Rel(root, fp)
-			if err != nil {
-				return err
-			}
-			rel = filepath.ToSlash(rel)
-			if _, keep := files[rel]; !keep {
-				p.Remove = append(p.Remove, rel)
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, fmt.Errorf("listing managed directory %s: %w", full, err)
-		}
+		p.Remove = append(p.Remove, removed...)
 	}
 	sort.Strings(p.Add)
 	sort.Strings(p.Change)
@@ -126,17 +92,125 @@ func Compute(root string, files map[string][]byte, managedDirs []string) (*Chang
 	return p, nil
 }
 
-// validate rejects paths that could escape the root or overlap each other.
+type comparison int
+
+const (
+	cmpAbsent comparison = iota
+	cmpDiffers
+	cmpSame
+)
+
+// compareFile says how the tree's rel compares with data.
+func compareFile(root, rel string, data []byte) (comparison, error) {
+	full := livePath(root, rel)
+	fi, err := os.Lstat(full)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return cmpAbsent, nil
+	case err != nil:
+		return 0, fmt.Errorf("reading %s: %w", full, err)
+	case fi.IsDir():
+		return 0, fmt.Errorf("%s: expected a file, found a directory", full)
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return cmpDiffers, nil // replaced by a regular file, never written through
+	case !fi.Mode().IsRegular():
+		return 0, specialFileError(rel, fi)
+	case fi.Size() != int64(len(data)) || isExec(fi.Mode()) != isExec(newFileMode(data)):
+		return cmpDiffers, nil
+	}
+	old, err := safefile.ReadFile(full, safefile.Options{Max: max(fi.Size(), 1)})
+	if err != nil {
+		return 0, fmt.Errorf("reading %s: %w", full, err)
+	}
+	if bytes.Equal(old, data) {
+		return cmpSame, nil
+	}
+	return cmpDiffers, nil
+}
+
+func specialFileError(rel string, fi fs.FileInfo) error {
+	return fmt.Errorf("%s: expected a regular file, found a %s; lvms-rebase replaces or removes only regular files and symlinks: remove it", rel, fileType(fi.Mode()))
+}
+
+// fileType names a file's type for messages ("named pipe", not "p---------").
+func fileType(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "named pipe"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	case m&fs.ModeCharDevice != 0:
+		return "character device"
+	case m&fs.ModeDevice != 0:
+		return "device"
+	case m&fs.ModeSymlink != 0:
+		return "symlink"
+	case m.IsDir():
+		return "directory"
+	}
+	return "file of mode " + m.String()
+}
+
+// unwanted lists the files under the managed directory dir that files lacks.
+func unwanted(root, dir string, files map[string][]byte) ([]string, error) {
+	full := livePath(root, dir)
+	fi, err := os.Lstat(full)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("managed directory %s: %w", full, err)
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("managed directory %s: expected a directory, found a %s", full, fileType(fi.Mode()))
+	}
+	var out []string
+	err = filepath.WalkDir(full, func(fp string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(root, fp)
+		if err != nil {
+			return err
+		}
+		rel = filepath.ToSlash(rel)
+		if _, keep := files[rel]; keep {
+			return nil
+		}
+		if t := d.Type(); !t.IsRegular() && t&fs.ModeSymlink == 0 {
+			info, err := d.Info()
+			if err != nil {
+				return err
+			}
+			return specialFileError(rel, info)
+		}
+		out = append(out, rel)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing managed directory %s: %w", full, err)
+	}
+	return out, nil
+}
+
+// validate rejects paths that could escape the root, overlap each other, or name one file
+// twice on a case-insensitive file system (a checkout on macOS).
 func validate(files map[string][]byte, managedDirs []string) error {
 	for _, d := range managedDirs {
 		if err := checkRel("managed directory", d); err != nil {
 			return err
 		}
 	}
+	folded := make(map[string]string, len(files))
 	for p := range files {
 		if err := checkRel("file", p); err != nil {
 			return err
 		}
+		if q, ok := folded[strings.ToLower(p)]; ok {
+			a, b := min(p, q), max(p, q)
+			return fmt.Errorf("files %q and %q differ only in case: they are one file on a case-insensitive file system (a checkout on macOS)", a, b)
+		}
+		folded[strings.ToLower(p)] = p
 		for q := range files {
 			if strings.HasPrefix(q, p+"/") {
 				return fmt.Errorf("file %q is also the parent directory of %q", p, q)
@@ -151,8 +225,9 @@ func validate(files map[string][]byte, managedDirs []string) error {
 	return nil
 }
 
-// checkRel accepts a clean, relative, slash-separated path inside the root that is not the
-// work directory's: every path a write or a recovery touches passes it.
+// checkRel accepts a clean, relative, slash-separated path inside the root that is neither
+// the work directory's nor inside a .git directory: every path a write or a recovery touches
+// passes it.
 func checkRel(what, p string) error {
 	if p == "" || path.IsAbs(p) || strings.Contains(p, `\`) || path.Clean(p) != p || p == "." ||
 		p == ".." || strings.HasPrefix(p, "../") {
@@ -160,6 +235,11 @@ func checkRel(what, p string) error {
 	}
 	if strings.HasPrefix(p, workPrefix) {
 		return fmt.Errorf("%s %q: the name is reserved for the writer's work directory", what, p)
+	}
+	for _, part := range strings.Split(p, "/") {
+		if strings.EqualFold(part, ".git") {
+			return fmt.Errorf("%s %q: inside a .git directory, which is git's own", what, p)
+		}
 	}
 	return nil
 }
@@ -178,22 +258,11 @@ var (
 // last byte had arrived.
 const stageSyncs = 16
 
-// writeFileSync writes and fsyncs one of the write's own records (the journal, the commit
-// marker), so that after a crash it is either absent or complete.
+// writeFileSync writes one of the write's own records (the journal, the commit marker)
+// durably through applier/atomicfile, so that after a crash it is either absent or complete.
 func writeFileSync(name string, data []byte, perm fs.FileMode) error {
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, perm) // safefile: written, not read
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	_, err := atomicfile.WriteFile(name, data, perm)
+	return err
 }
 
 // Write makes the tree at root hold files and nothing else in the managed directories, and
@@ -202,8 +271,8 @@ func writeFileSync(name string, data []byte, perm fs.FileMode) error {
 // files are moved aside and the new ones renamed into place; if any step fails, the journal
 // is rolled back so the tree is byte-identical to before, and a process killed at any point
 // leaves a state Recover repairs. Nothing is written through a symlink that leads out of the
-// root. Existing files keep their mode; new ones get 0644 (0755 for a "#!" script). A Write with no changes
-// writes nothing (no mtime changes). Callers hold Lock.
+// root. Modes: see fileMode. A Write with no changes writes nothing (no mtime changes).
+// Callers hold Lock.
 func Write(root string, files map[string][]byte, managedDirs []string) (*Changes, error) {
 	return WriteContext(context.Background(), root, files, managedDirs)
 }
@@ -220,6 +289,9 @@ func WriteContext(ctx context.Context, root string, files map[string][]byte, man
 	if !p.Changed() {
 		return p, nil
 	}
+	if err := checkInside(root, p); err != nil {
+		return nil, err
+	}
 	work, err := os.MkdirTemp(root, workPrefix)
 	if err != nil {
 		return nil, fmt.Errorf("creating work directory in %s: %w", root, err)
@@ -227,17 +299,11 @@ func WriteContext(ctx context.Context, root string, files map[string][]byte, man
 	keep := false // backups stay when a rollback fails, so nothing is lost
 	defer func() {
 		if !keep {
-			os.RemoveAll(work)
+			os.RemoveAll(work) // made by this process moments ago
 		}
 	}()
-	if err := checkInside(root, p); err != nil {
-		return nil, err
-	}
 	step := func(s string) { stepHook(ctx, s) }
-	if err := stage(root, filepath.Join(work, "new"), p, files, step); err != nil {
-		return nil, err
-	}
-	j, err := newJournal(root, p, files, managedDirs)
+	j, err := prepare(root, work, p, files, managedDirs, step)
 	if err != nil {
 		return nil, err
 	}
@@ -265,6 +331,25 @@ func WriteContext(ctx context.Context, root string, files map[string][]byte, man
 	return p, nil
 }
 
+// prepare records the owner of the work directory just made, stages the new contents in it
+// and returns the journal of the swap (not yet saved): everything before the tree is touched.
+func prepare(root, work string, p *Changes, files map[string][]byte, managedDirs []string, step func(string)) (*journal, error) {
+	step("created")
+	own, err := claim(root, work)
+	if err != nil {
+		return nil, err
+	}
+	step("owned")
+	modes := make(map[string]fs.FileMode, len(p.Add)+len(p.Change))
+	for _, rel := range append(append([]string(nil), p.Add...), p.Change...) {
+		modes[rel] = fileMode(root, rel, files[rel])
+	}
+	if err := stage(filepath.Join(work, "new"), p, files, modes, step); err != nil {
+		return nil, err
+	}
+	return newJournal(root, own, p, files, modes, managedDirs)
+}
+
 // newFileMode is the mode of a file the tree does not have yet: a script (a "#!" first line,
 // like MicroShift's last_rebase_lvms.sh, which maintainers run to repeat a rebase) is
 // executable, anything else 0644.
@@ -275,34 +360,52 @@ func newFileMode(data []byte) fs.FileMode {
 	return 0o644
 }
 
+// fileMode is the mode a write gives rel. The executable bit — the part of a mode git
+// records — belongs to the content, as MicroShift's own rebase scripts decide it (they
+// chmod +x the records they write): a "#!" script is executable, any other file is not, so
+// a mode-only hand edit of it is a change a write repairs and --check reports. The other
+// permission bits of an existing regular file are the person's and stay (a 0600 file stays
+// private); a new file gets newFileMode.
+func fileMode(root, rel string, data []byte) fs.FileMode {
+	want := newFileMode(data)
+	fi, err := os.Lstat(livePath(root, rel))
+	if err != nil || !fi.Mode().IsRegular() {
+		return want
+	}
+	perm := fi.Mode().Perm()
+	if !isExec(want) {
+		return perm &^ 0o111
+	}
+	return perm | 0o100 | (perm&0o044)>>2
+}
+
+// isExec is git's reading of a mode: executable when the owner may execute it.
+func isExec(m fs.FileMode) bool { return m&0o100 != 0 }
+
 // stage writes every new content under newDir and makes it durable; the tree is not
 // touched yet. The journal is written only after every staged file is synced, so a crash
 // after the swap cannot leave a renamed-in but empty file behind.
-func stage(root, newDir string, p *Changes, files map[string][]byte, step func(string)) error {
+func stage(newDir string, p *Changes, files map[string][]byte, modes map[string]fs.FileMode, step func(string)) error {
 	rels := append(append([]string(nil), p.Add...), p.Change...)
-	if err := writeStaged(root, newDir, rels, files, step); err != nil {
+	if err := writeStaged(newDir, rels, files, modes, step); err != nil {
 		return err
 	}
 	return syncStaged(newDir, rels)
 }
 
 // writeStaged writes each staged file with the mode it will have in the tree.
-func writeStaged(root, newDir string, rels []string, files map[string][]byte, step func(string)) error {
+func writeStaged(newDir string, rels []string, files map[string][]byte, modes map[string]fs.FileMode, step func(string)) error {
 	for _, rel := range rels {
-		mode := newFileMode(files[rel])
-		if fi, err := os.Lstat(filepath.Join(root, filepath.FromSlash(rel))); err == nil && fi.Mode().IsRegular() {
-			mode = fi.Mode().Perm()
-		}
 		dst := filepath.Join(newDir, filepath.FromSlash(rel))
 		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 			return fmt.Errorf("staging %s: %w", rel, err)
 		}
 		step("stage " + rel)
-		if err := stageFileFn(dst, files[rel], mode); err != nil {
+		if err := stageFileFn(dst, files[rel], modes[rel]); err != nil {
 			return fmt.Errorf("staging %s: %w", rel, err)
 		}
-		// WriteFile applies the umask; the mode must be exactly the old file's.
-		if err := os.Chmod(dst, mode); err != nil {
+		// WriteFile applies the umask; the mode must be exactly the one decided.
+		if err := os.Chmod(dst, modes[rel]); err != nil {
 			return fmt.Errorf("staging %s: %w", rel, err)
 		}
 	}
@@ -362,7 +465,7 @@ func syncFile(name string) error {
 func checkInside(root string, p *Changes) error {
 	realRoot, err := filepath.EvalSymlinks(root)
 	if err != nil {
-		return fmt.Errorf("resolving %s: %w", root, err)
+		return fmt.Errorf("resolving the tree %s: %w", root, err)
 	}
 	for _, rel := range append(append(append([]string(nil), p.Add...), p.Change...), p.Remove...) {
 		dir := filepath.Dir(filepath.Join(root, filepath.FromSlash(rel)))

@@ -26,6 +26,12 @@ const (
 
 var managed = []string{snapDir, lvmsDir}
 
+// scope is every path the tests' writes produce (a rebase's is wider: rebase.treeScope).
+var scope = Scope{Dirs: managed, Files: []string{
+	"assets/release/release-x86_64.json", "scripts/auto-rebase/lvms-rebase.lock.yaml",
+	"scripts/auto-rebase/assets.yaml", "scripts/auto-rebase/last_rebase_lvms.sh",
+}}
+
 // seed lays out a small MicroShift-like checkout.
 func seed(t *testing.T) string {
 	t.Helper()
@@ -90,6 +96,10 @@ func hashTree(t *testing.T, root string) map[string]string {
 			target, err := os.Readlink(p)
 			m[rel] = "link " + target
 			return err
+		}
+		if !d.Type().IsRegular() {
+			m[rel] = "special " + fi.Mode().String() // never opened: a FIFO would block
+			return nil
 		}
 		b, err := os.ReadFile(p)
 		if err != nil {
@@ -226,7 +236,8 @@ func failAt(n int) func() error {
 
 // TestWriteRenameFailure fails the swap at every rename and requires a byte-identical tree.
 // TestWriteNewFileModes: a new script is executable, other new files are 0644, and an
-// existing file keeps its mode whatever its content.
+// existing file keeps its permission bits except the executable bit, which follows its
+// content (a "#!" script is executable: 0600 becomes 0700).
 func TestWriteNewFileModes(t *testing.T) {
 	root := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(root, "scripts"), 0o755); err != nil {
@@ -243,7 +254,7 @@ func TestWriteNewFileModes(t *testing.T) {
 	if _, err := Write(root, files, nil); err != nil {
 		t.Fatal(err)
 	}
-	for rel, want := range map[string]os.FileMode{"scripts/last_rebase_lvms.sh": 0o755, "scripts/kept.sh": 0o600, "scripts/data.yaml": 0o644} {
+	for rel, want := range map[string]os.FileMode{"scripts/last_rebase_lvms.sh": 0o755, "scripts/kept.sh": 0o700, "scripts/data.yaml": 0o644} {
 		fi, err := os.Stat(filepath.Join(root, rel))
 		if err != nil {
 			t.Fatal(err)
@@ -409,11 +420,11 @@ func TestWriteUnwritableTarget(t *testing.T) {
 	}
 }
 
-// TestWriteAbsentRoot: the work directory cannot be created, nothing is written.
+// TestWriteAbsentRoot: a tree that does not exist is named, and nothing is written.
 func TestWriteAbsentRoot(t *testing.T) {
 	root := filepath.Join(t.TempDir(), "absent")
 	_, err := Write(root, want(), managed)
-	if err == nil || !strings.Contains(err.Error(), "work directory") {
+	if err == nil || !strings.Contains(err.Error(), "the tree "+root) || !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("err = %v", err)
 	}
 	if _, err := os.Stat(root); !errors.Is(err, fs.ErrNotExist) {
