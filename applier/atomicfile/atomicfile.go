@@ -50,7 +50,7 @@ func (o Options) WriteFile(path string, data []byte, mode fs.FileMode) (changed 
 	if err != nil {
 		return false, err
 	}
-	defer f.Discard()
+	defer func() { _ = f.Discard() }() // after Commit, a no-op
 	if _, err := f.Write(data); err != nil {
 		return false, err
 	}

@@ -111,7 +111,7 @@ func (c *Cache) Put(h v1.Hash, r io.Reader) (string, int64, error) {
 	if err != nil {
 		return "", 0, fmt.Errorf("creating cache file: %w", err)
 	}
-	defer f.Discard()
+	defer func() { _ = f.Discard() }() // after Commit, a no-op
 	hasher := sha256.New()
 	n, err := io.Copy(io.MultiWriter(f, hasher), r)
 	if err != nil {
