@@ -229,14 +229,18 @@ type FetchStats struct {
 type Recovery struct {
 	// Dir is the interrupted write's work directory, relative to the checkout's root.
 	Dir string `json:"dir"`
-	// Action is "rolled back", "rolled forward" or "discarded" (staging only, tree untouched).
+	// Action is "rolled back", "rolled forward", "discarded" (staging only, tree untouched) or
+	// "left alone" (a directory named like a work directory that no write of this tool made in
+	// this checkout, e.g. a person's; never deleted, see reason).
 	Action string `json:"action"`
+	// Reason says why a directory was left alone, or what was kept of a recovered one.
+	Reason string `json:"reason,omitempty"`
 	// Pending is true when nothing was done: the action is what a writing run would do.
 	Pending bool `json:"pending,omitempty"`
 	// Paths are the files the interrupted write covered.
 	Paths []string `json:"paths,omitempty"`
-	// Conflicts are the files left alone because their bytes are neither the journaled old nor
-	// new ones.
+	// Conflicts are the files left alone because their bytes or mode are neither the journaled
+	// old nor new ones.
 	Conflicts []RecoveryConflict `json:"conflicts,omitempty"`
 }
 

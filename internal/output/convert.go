@@ -108,7 +108,7 @@ func fetchStats(s source.FetchStats) v1alpha1.FetchStats {
 }
 
 func recovery(r tree.Recovery) v1alpha1.Recovery {
-	return v1alpha1.Recovery{Dir: r.Dir, Action: r.Action, Pending: r.Pending, Paths: r.Paths,
+	return v1alpha1.Recovery{Dir: r.Dir, Action: r.Action, Reason: r.Reason, Pending: r.Pending, Paths: r.Paths,
 		Conflicts: each(r.Conflicts, func(c tree.Conflict) v1alpha1.RecoveryConflict {
 			return v1alpha1.RecoveryConflict{Path: c.Path, Problem: c.Problem, Resolve: c.Resolve}
 		})}
