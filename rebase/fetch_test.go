@@ -13,7 +13,9 @@ import (
 
 // TestFetchPhasesReuseResolution: the fetch phases take what resolution read. A cold run
 // downloads every blob once and exactly the blobs a resolution alone downloads (nothing is
-// extracted twice), and its per-image costs are the ones resolution recorded.
+// extracted twice) besides the signatures' payloads, each also once (verifications that look
+// at one list's .sig at the same time share its fetch), and its per-image costs are the ones
+// resolution recorded.
 func TestFetchPhasesReuseResolution(t *testing.T) {
 	for _, ocp := range []string{"4.17", "4.20"} {
 		t.Run(ocp, func(t *testing.T) {
@@ -37,18 +39,28 @@ func TestFetchPhasesReuseResolution(t *testing.T) {
 			reg.ResetStats()
 			src.CacheDir = t.TempDir()
 			dir := copyDir(t, "../testdata/microshift")
-			out, err := Run(ctx, Options{OCP: ocp, AllowBaseMismatch: true, MicroShiftDir: dir, Source: src, Kustomize: lvmsrebase.Kustomize, ToolVersion: "test"})
+			out, err := Run(ctx, Options{OCP: ocp, AllowBaseMismatch: true, MicroShiftDir: dir, Source: src, Kustomize: lvmsrebase.Kustomize, ToolVersion: "test", Provenance: signed(t)})
 			if err != nil {
 				t.Fatal(err)
 			}
 			runBlobs := blobGETs(reg.Stats())
+			sigBlobs := 0
 			for path, n := range runBlobs {
 				if n != 1 {
 					t.Errorf("run: %s fetched %d times, want once", path, n)
 				}
+				// The signatures' payloads are fetched by the run alone (verification).
+				if reg.SignatureBlob(path[strings.LastIndex(path, "/")+1:]) {
+					delete(runBlobs, path)
+					sigBlobs++
+					continue
+				}
 				if resolveBlobs[path] == 0 {
 					t.Errorf("run fetched %s, which resolution alone does not", path)
 				}
+			}
+			if sigBlobs == 0 {
+				t.Error("the run fetched no signature payload")
 			}
 			if len(runBlobs) != len(resolveBlobs) {
 				t.Errorf("run fetched %d blobs, resolution alone %d", len(runBlobs), len(resolveBlobs))

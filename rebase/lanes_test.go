@@ -20,7 +20,7 @@ func laneRun(t *testing.T, reg *testregistry.Registry) error {
 	before := hashTree(t, dir)
 	done := make(chan error, 1)
 	go func() {
-		_, err := Run(context.Background(), Options{OCP: "4.17", AllowBaseMismatch: true, MicroShiftDir: dir, Kustomize: lvmsrebase.Kustomize, ToolVersion: "test",
+		_, err := Run(context.Background(), Options{OCP: "4.17", AllowBaseMismatch: true, MicroShiftDir: dir, Kustomize: lvmsrebase.Kustomize, ToolVersion: "test", Provenance: signed(t),
 			Source: source.Options{Mirrors: registryMirrors(reg), CacheDir: t.TempDir()}})
 		done <- err
 	}()

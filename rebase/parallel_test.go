@@ -22,7 +22,7 @@ import (
 func runOnce(t *testing.T, ocp string, src source.Options) string {
 	t.Helper()
 	dir := copyDir(t, "../testdata/microshift")
-	if _, err := Run(context.Background(), Options{OCP: ocp, AllowBaseMismatch: true, MicroShiftDir: dir, Source: src, Kustomize: lvmsrebase.Kustomize, ToolVersion: "test"}); err != nil {
+	if _, err := Run(context.Background(), Options{OCP: ocp, AllowBaseMismatch: true, MicroShiftDir: dir, Source: src, Kustomize: lvmsrebase.Kustomize, ToolVersion: "test", Provenance: signed(t)}); err != nil {
 		t.Fatalf("rebase --ocp %s: %v", ocp, err)
 	}
 	return dir
@@ -43,7 +43,7 @@ func TestParallelRunsAreByteIdentical(t *testing.T) {
 		}
 		wg.Go(func() {
 			dir := copyDir(t, "../testdata/microshift")
-			_, err := Run(context.Background(), Options{OCP: "4.17", AllowBaseMismatch: true, MicroShiftDir: dir, Kustomize: lvmsrebase.Kustomize, ToolVersion: "test",
+			_, err := Run(context.Background(), Options{OCP: "4.17", AllowBaseMismatch: true, MicroShiftDir: dir, Kustomize: lvmsrebase.Kustomize, ToolVersion: "test", Provenance: signed(t),
 				Source: source.Options{Mirrors: registryMirrors(reg), CacheDir: cache, Concurrency: 1 + i%4}})
 			if err != nil {
 				t.Errorf("run %d: %v", i, err)
@@ -142,7 +142,7 @@ func TestSnapshotFilesVerifiedAgainstLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := hashTree(t, dir)
-	_, err = Run(context.Background(), Options{OCP: "4.20", AllowBaseMismatch: true, MicroShiftDir: dir, Source: src, Kustomize: lvmsrebase.Kustomize, ToolVersion: "test"})
+	_, err = Run(context.Background(), Options{OCP: "4.20", AllowBaseMismatch: true, MicroShiftDir: dir, Source: src, Kustomize: lvmsrebase.Kustomize, ToolVersion: "test", Provenance: signed(t)})
 	want := lk.SnapshotAssets.Files[0].Path + " has sha256 "
 	if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "records "+strings.Repeat("0", 64)) {
 		t.Fatalf("Run: %v, want an error naming %s and the recorded sum", err, lk.SnapshotAssets.Files[0].Path)

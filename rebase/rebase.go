@@ -99,11 +99,18 @@ func (r *run) settle(res *Result) error {
 	}
 	res.OCP, res.PayloadRule, res.PayloadSource = r.opts.OCP, r.payloadRule, r.payloadSource
 	r.opts.Source.Logger = r.sourceLogger(r.opts.Source.Logger)
+	early := &earlyPayloads{}
+	r.opts.Source.OnPayloadDigest = early.heard
 	if r.src, err = source.New(r.opts.Source); err != nil {
 		return err
 	}
 	r.arches = r.src.Arches()
-	return r.preflight()
+	if err := r.preflight(); err != nil {
+		return err
+	}
+	r.verification, err = newVerification(r.opts, r.src, r.old)
+	early.set(r.verification)
+	return err
 }
 
 // prepare settles the inputs before any network access: with --check the lock's pins;
@@ -164,6 +171,8 @@ func (r *run) steps(ctx context.Context, res *Result) error {
 	o.payloads = graph.Add0(g, "fetch-payloads", func(ctx context.Context, s *graph.Step) (fetched, error) {
 		return r.fetchPayloads(ctx, s, func(commit string) { snap.start(commit) })
 	})
+	o.verifyBundle = graph.Add1(g, "verify-bundle", o.resolve, r.verifyBundle)
+	o.verifyPayloads = graph.Add1(g, "verify-payloads", o.payloads, r.verifyPayloads)
 	o.tr = graph.Add1(g, "translate", o.resolve, r.translate)
 	o.lvms = graph.Add2(g, "render-lvms", o.resolve, o.tr, r.renderLVMS)
 	o.assets = graph.Pick(g, o.payloads, func(p fetched) *graph.Out[snapshotted] { return snap.start(p.commit).assets })
@@ -172,12 +181,14 @@ func (r *run) steps(ctx context.Context, res *Result) error {
 	}
 	o.tree = graph.Pick(g, o.payloads, func(p fetched) *graph.Out[*styled.Tree] { return snap.start(p.commit).tree })
 	o.images = graph.Add3(g, "images", o.resolve, o.payloads, o.tr, r.images)
-	o.records = graph.Add5(g, "records", o.resolve, o.payloads, o.images, o.tree, o.assets, r.records)
+	o.provenance = graph.Add5(g, "provenance", o.resolve, o.payloads, o.images, o.verifyBundle, o.verifyPayloads, r.provenance)
+	o.records = graph.Add5(g, "records", o.resolve, o.payloads, o.provenance, o.tree, o.assets, r.records)
 	o.review = graph.Pick(g, o.payloads, func(p fetched) *graph.Out[reviewed] { return snap.start(p.commit).review })
 	o.write = graph.Add2(g, "write", o.records, o.review, func(ctx context.Context, s *graph.Step, rec recordsOut, _ reviewed) (written, error) {
 		return r.write(ctx, s, rec, func() *Result { return r.result(g, o, res, false) })
 	})
 	step, err := g.Run()
+	r.verification.stop()
 	*res = *r.result(g, o, res, true)
 	if err != nil && ctx.Err() != nil && step != nil {
 		what := ""

@@ -13,6 +13,7 @@ import (
 
 	lvmsrebase "github.com/lvms-rebase/lvms-rebase"
 	"github.com/lvms-rebase/lvms-rebase/internal/testing/testregistry"
+	"github.com/lvms-rebase/lvms-rebase/internal/testing/testsign"
 	"github.com/lvms-rebase/lvms-rebase/rebase/source"
 )
 
@@ -67,7 +68,19 @@ func registryMirrors(reg *testregistry.Registry) []source.Mirror {
 		{Source: "quay.io", Mirror: reg.Host() + "/quay.io"},
 		{Source: "raw.githubusercontent.com", Mirror: reg.Host() + "/raw.githubusercontent.com"},
 		{Source: "github.com", Mirror: reg.Host() + "/github.com"},
+		{Source: "storage.googleapis.com", Mirror: reg.Host() + "/storage.googleapis.com"},
+		{Source: "mirror.openshift.com", Mirror: reg.Host() + "/mirror.openshift.com"},
 	}
+}
+
+// signed trusts the signatures the test registries serve (testsign.Shared's keys).
+func signed(t testing.TB) ProvenanceOptions {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "policy.json")
+	if err := testsign.Shared().WritePolicy(p); err != nil {
+		t.Fatal(err)
+	}
+	return ProvenanceOptions{PolicyFile: p}
 }
 
 func copyDir(t *testing.T, src string) string {
@@ -88,6 +101,7 @@ func TestRenderErrorLeavesTreeUntouched(t *testing.T) {
 		MicroShiftDir: dir,
 		Source:        source.Options{Mirrors: registryMirrors(reg), CacheDir: t.TempDir()},
 		Kustomize:     brokenOverlay(t, "overlays/lvms/4.18"),
+		Provenance:    signed(t),
 	})
 	if err == nil || !strings.Contains(err.Error(), "does-not-exist.yaml") {
 		t.Fatalf("Run with a broken overlay: error %v, want one naming does-not-exist.yaml", err)

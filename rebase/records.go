@@ -33,7 +33,8 @@ type recordsOut struct {
 
 // records adds to the rendered tree and the release JSONs the branch's bundle records, the
 // lock file and MicroShift's asset recipes.
-func (r *run) records(_ context.Context, s *graph.Step, b resolved, p fetched, im imaged, t *styled.Tree, sn snapshotted) (recordsOut, error) {
+func (r *run) records(_ context.Context, s *graph.Step, b resolved, p fetched, pv proven, t *styled.Tree, sn snapshotted) (recordsOut, error) {
+	im := pv.im
 	out := recordsOut{files: maps.Clone(t.Files), managed: t.Managed}
 	maps.Copy(out.files, im.files)
 	res := r.joined(b, p)
@@ -42,6 +43,11 @@ func (r *run) records(_ context.Context, s *graph.Step, b resolved, p fetched, i
 		return out, err
 	}
 	out.lock = r.buildLock(out.files, b, p, im, sn)
+	if rep := pv.report; rep != nil {
+		lp := *rep
+		lp.PolicyFile = "" // a path of this machine
+		out.lock.Provenance = &lp
+	}
 	data, err := out.lock.Marshal()
 	if err != nil {
 		return out, fmt.Errorf("encoding the lock file: %w", err)

@@ -81,7 +81,7 @@ func (o Options) Validate() error {
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return option.Errorf(option.MicroShiftDir, "%q: expected an existing directory (a MicroShift checkout)", dir)
 	}
-	return nil
+	return o.Provenance.validate()
 }
 
 // checkMinors checks a given OpenShift minor (strict X.Y, with a storage era) and a given

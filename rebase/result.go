@@ -9,6 +9,7 @@ import (
 	"github.com/lvms-rebase/lvms-rebase/rebase/bundle"
 	"github.com/lvms-rebase/lvms-rebase/rebase/era"
 	"github.com/lvms-rebase/lvms-rebase/rebase/lock"
+	"github.com/lvms-rebase/lvms-rebase/rebase/provenance"
 	"github.com/lvms-rebase/lvms-rebase/rebase/recipe"
 	"github.com/lvms-rebase/lvms-rebase/rebase/render"
 	"github.com/lvms-rebase/lvms-rebase/rebase/review"
@@ -65,6 +66,8 @@ type Options struct {
 	Kustomize fs.FS
 	// ToolVersion is recorded in the lock file.
 	ToolVersion string
+	// Provenance configures the signature check of every digest the run writes (verify.go).
+	Provenance ProvenanceOptions
 	// Logger receives one line per phase; nil discards.
 	Logger *slog.Logger
 }
@@ -113,6 +116,9 @@ type Result struct {
 	LockDrift []string
 	// Recovered lists interrupted writes of earlier runs that this run repaired first.
 	Recovered []tree.Recovery
+	// Provenance says, per digest written or used, which key signed it for which identity, or
+	// why it is unsigned (absent when --check verified none: a lock that records none).
+	Provenance *provenance.Report
 
 	old *lock.Lock // the lock found in the tree before the run, for the PR body
 }

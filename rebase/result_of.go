@@ -20,9 +20,13 @@ type outs struct {
 	assets   *graph.Out[snapshotted]
 	tree     *graph.Out[*styled.Tree]
 	images   *graph.Out[imaged]
-	records  *graph.Out[recordsOut]
-	review   *graph.Out[reviewed]
-	write    *graph.Out[written]
+	// verifyBundle and verifyPayloads check signatures as soon as the digests are known;
+	// provenance waits for them and records every digest the run writes (verify.go).
+	verifyBundle, verifyPayloads *graph.Out[struct{}]
+	provenance                   *graph.Out[proven]
+	records                      *graph.Out[recordsOut]
+	review                       *graph.Out[reviewed]
+	write                        *graph.Out[written]
 }
 
 // result is base filled in from the outputs of the steps that succeeded, the steps that ran
@@ -80,6 +84,9 @@ func (r *run) resultOfFiles(o outs, res *Result, final bool) {
 	}
 	if im, err := o.images.Wait(); err == nil {
 		res.Images, res.ReleaseChanges = im.byArch, im.changes
+	}
+	if pv, err := o.provenance.Wait(); err == nil {
+		res.Provenance = pv.report
 	}
 	if rec, err := o.records.Wait(); err == nil {
 		res.RecipeChanges, res.Retired = rec.recipeChanges, rec.retired

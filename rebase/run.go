@@ -36,6 +36,8 @@ type run struct {
 	// warned are the warnings of the run outside its steps: the recovery of an earlier
 	// write, and what the source logs as it works (retries), in the order they came.
 	warned warnings
+	// verification checks the signatures of what the run writes (verify.go).
+	verification *verification
 }
 
 // hooks log the steps: at the default verbosity one line when a step ends, with the time it

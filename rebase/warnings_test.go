@@ -22,7 +22,7 @@ func TestSourceWarningsReachResult(t *testing.T) {
 	reg.Inject(testregistry.Fault{Method: http.MethodGet, Path: "/blobs/", Kind: testregistry.FaultStatus, Status: http.StatusServiceUnavailable, Count: 1})
 	dir := copyDir(t, "../testdata/microshift")
 	body := filepath.Join(t.TempDir(), "pr.md")
-	res, err := Run(context.Background(), Options{OCP: "4.17", AllowBaseMismatch: true, MicroShiftDir: dir, Kustomize: lvmsrebase.Kustomize, ToolVersion: "test", PRBody: body,
+	res, err := Run(context.Background(), Options{OCP: "4.17", AllowBaseMismatch: true, MicroShiftDir: dir, Kustomize: lvmsrebase.Kustomize, ToolVersion: "test", Provenance: signed(t), PRBody: body,
 		Source: source.Options{Mirrors: registryMirrors(reg), CacheDir: t.TempDir(), Retry: source.RetryOptions{Backoff: time.Millisecond}}})
 	if err != nil {
 		t.Fatalf("rebase with one 503: %v", err)

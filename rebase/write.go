@@ -153,7 +153,7 @@ func (r *run) writePRBody(res *Result, w written, changes *tree.Changes, before,
 		NewVersion: res.BundleVersion, NewPayload: res.PayloadVersion,
 		Undeclared: res.UndeclaredImages, Excluded: res.Excluded, Recipes: res.RecipeChanges,
 		Semantic: w.semantic, Formatting: w.formatting,
-		ImageUses: res.ImageUses, Arches: r.arches, RBAC: res.RBAC, Warnings: res.Warnings}
+		ImageUses: res.ImageUses, Arches: r.arches, RBAC: res.RBAC, Warnings: res.Warnings, Provenance: res.Provenance}
 	// "before" is what the tree recorded (the lock, else its bundle record and release.base),
 	// read as `lvms-rebase outdated` reads it, before the write.
 	if rec := r.recorded; rec != nil {

@@ -32,6 +32,12 @@ type BranchStatus struct {
 	Payload VersionPair `json:"payload"`
 	// PayloadRule is the rule a run applies: "tree" (last_rebase.sh) or "newest".
 	PayloadRule string `json:"payloadRule,omitempty"`
+	// Signatures says what proves the branch's pins, as its lock records them: "verified",
+	// "ci-signed-only", "unsigned" (a run with --allow-unsigned), "other-policy" (verified
+	// under another policy than the one given) or "not-recorded".
+	Signatures string `json:"signatures,omitempty"`
+	// Unsigned lists the pins the lock records as unsigned ("<role> <image>@<digest>").
+	Unsigned []string `json:"unsigned,omitempty"`
 	// Status is "current", "outdated" or "error".
 	Status string `json:"status"`
 	// Reason says what lags, or why the branch could not be read.

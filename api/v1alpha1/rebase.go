@@ -74,6 +74,73 @@ type RebaseResult struct {
 	LockDrift []string `json:"lockDrift,omitempty"`
 	// Recovered lists interrupted writes of earlier runs that this run repaired first.
 	Recovered []Recovery `json:"recovered,omitempty"`
+	// Provenance says, per digest written or used, which key signed it for which identity, or
+	// why it is unsigned. Absent when --check verified none (a lock written before signatures
+	// were verified). The lock records the same object under provenance.
+	Provenance *Provenance `json:"provenance,omitempty"`
+}
+
+// Provenance is what proved the digests of a run: the policy and a record per digest.
+type Provenance struct {
+	// Policy is "built-in" or the policy file's digest ("sha256:<hex>").
+	Policy string `json:"policy"`
+	// PolicyFile is the path of the policy file given (never in the lock: a path of one machine).
+	PolicyFile string `json:"policyFile,omitempty"`
+	// AllowUnsigned says the run accepted digests without a valid signature (--allow-unsigned).
+	AllowUnsigned bool `json:"allowUnsigned,omitempty"`
+	// Records are sorted by image, then role, then digest.
+	Records []ProvenanceRecord `json:"records"`
+}
+
+// ProvenanceRecord is what was verified for one digest a run writes or uses.
+type ProvenanceRecord struct {
+	// Role says what the digest is: "bundle", "payload x86_64", or the release key and arch of
+	// an image ("lvms_operator x86_64").
+	Role string `json:"role"`
+	// Image is the canonical repository.
+	Image string `json:"image"`
+	// Digest is the digest written or used.
+	Digest string `json:"digest"`
+	// Status is "signed", "covered" (named by digest inside the verified payload CoveredBy) or
+	// "unsigned" (Reason says why it was accepted).
+	Status string `json:"status"`
+	// Scope is the policy scope whose requirements applied.
+	Scope string `json:"scope,omitempty"`
+	// Signatures are the signatures that met the requirements, one per requirement.
+	Signatures []Signature `json:"signatures,omitempty"`
+	// CoveredBy names the verified payload ("<repository>@<digest>") of a covered digest.
+	CoveredBy string `json:"coveredBy,omitempty"`
+	// Reason says why an unsigned digest was accepted.
+	Reason string `json:"reason,omitempty"`
+}
+
+// Signature is one verified signature.
+type Signature struct {
+	// Format is "atomic" (an OpenPGP atomic container signature from a signature store) or
+	// "cosign" (a simple-signing payload in a .sig manifest).
+	Format string `json:"format"`
+	// Key is the fingerprint of the key that made it: OpenPGP, or sha256:<hex> of a sigstore
+	// key's PKIX form.
+	Key string `json:"key"`
+	// KeyName is the key's name, when it has one.
+	KeyName string `json:"keyName,omitempty"`
+	// Class is "redhat", "redhat-beta" or "openshift-ci" for the keys lvms-rebase knows.
+	Class string `json:"class,omitempty"`
+	// Identity is the docker-reference the signature claims.
+	Identity string `json:"identity"`
+	// SignedDigest is the digest the signature names when it is not the record's own: the
+	// manifest list the written per-arch digest was chosen from.
+	SignedDigest string `json:"signedDigest,omitempty"`
+	// Store is the signature store of an atomic signature (<store>/sha256=<hex>/signature-<n>).
+	Store string `json:"store,omitempty"`
+	// N is the atomic signature's number in the store.
+	N int `json:"n,omitempty"`
+	// Sig is the digest of the .sig manifest a cosign signature came from.
+	Sig string `json:"sig,omitempty"`
+	// Layer is the cosign signature's layer in that manifest.
+	Layer int `json:"layer,omitempty"`
+	// SHA256 is the digest of the signature file (atomic) or of the signed payload (cosign).
+	SHA256 string `json:"sha256"`
 }
 
 // LVMSChoice is the LVMS minor picked for an OpenShift minor, and why.

@@ -59,9 +59,10 @@ func TestRealSizeBytes(t *testing.T) {
 		{Source: "registry.redhat.io", Mirror: reg.Host() + "/registry.redhat.io"},
 		{Source: "quay.io", Mirror: reg.Host() + "/quay.io"},
 		{Source: "raw.githubusercontent.com", Mirror: reg.Host() + "/raw.githubusercontent.com"},
+		{Source: "storage.googleapis.com", Mirror: reg.Host() + "/storage.googleapis.com"},
 	}
 	if _, err := rebase.Run(ctx, rebase.Options{OCP: ocp, AllowBaseMismatch: true, MicroShiftDir: dir, Kustomize: lvmsrebase.Kustomize, ToolVersion: "test",
-		Source: source.Options{Mirrors: mirrors, CacheDir: t.TempDir()}}); err != nil {
+		Source: source.Options{Mirrors: mirrors, CacheDir: t.TempDir()}, Provenance: rebase.ProvenanceOptions{PolicyFile: reg.PolicyFile()}}); err != nil {
 		t.Fatal(err)
 	}
 	st := reg.Stats()

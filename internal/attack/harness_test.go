@@ -155,7 +155,8 @@ func (w *world) registry() []string {
 
 // rebase is a rebase's arguments on the row's tree.
 func (w *world) rebase(args ...string) []string {
-	return append(append([]string{"--microshift-dir", w.tree}, w.registry()...), args...)
+	// The registry signs what it serves with keys of its own; a rebase trusts them by policy.
+	return append(append(append([]string{"--microshift-dir", w.tree}, w.registry()...), w.reg.SignatureFlags()...), args...)
 }
 
 // command is a subcommand's arguments with the row's registry.

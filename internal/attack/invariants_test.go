@@ -264,7 +264,7 @@ func lockHoldsTree(t *testing.T, tree string) {
 // rendersBack: --check re-renders the tree from its lock and finds it current.
 func rendersBack(t *testing.T, w *world) {
 	t.Helper()
-	res := runProc(proc{args: append([]string{"--microshift-dir", w.tree, "--check"}, registryArgs(reg.Host(), reg.MirrorFlags(), w.cache)...),
+	res := runProc(proc{args: append([]string{"--microshift-dir", w.tree, "--check"}, append(registryArgs(reg.Host(), reg.MirrorFlags(), w.cache), reg.SignatureFlags()...)...),
 		env: childEnv(w.home), dir: w.root})
 	if res.code != exitOK {
 		t.Errorf("invariant 1: exit 0, yet --check on the tree exits %d:\n%s", res.code, clip(res.stderr))

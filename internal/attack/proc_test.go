@@ -154,5 +154,5 @@ func registryArgs(host string, mirrors []string, cache string) []string {
 
 // treeArgs are a rebase's arguments on dir with the shared registry and cache.
 func treeArgs(dir, cache string) []string {
-	return append([]string{"--microshift-dir", dir}, registryArgs(reg.Host(), reg.MirrorFlags(), cache)...)
+	return append(append([]string{"--microshift-dir", dir}, registryArgs(reg.Host(), reg.MirrorFlags(), cache)...), reg.SignatureFlags()...)
 }

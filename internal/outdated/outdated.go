@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/lvms-rebase/lvms-rebase/internal/gittree"
+	"github.com/lvms-rebase/lvms-rebase/rebase/provenance"
 	"github.com/lvms-rebase/lvms-rebase/rebase/recorded"
 	"github.com/lvms-rebase/lvms-rebase/rebase/source"
 )
@@ -45,10 +46,29 @@ type Status struct {
 	Payload      Pair
 	// PayloadRule is the rule a run applies: "tree" (last_rebase.sh) or "newest".
 	PayloadRule string
-	Status      string
+	// Signatures says what proves the branch's pins, as its lock records it (Signatures*).
+	Signatures string
+	// Unsigned lists the pins the lock records as unsigned ("<role> <image>@<digest>").
+	Unsigned []string
+	Status   string
 	// Reason says what lags, or why the branch could not be read.
 	Reason string
 }
+
+// Values of Status.Signatures.
+const (
+	// SignaturesVerified: every pin is signed (or covered by a signed payload) under the policy
+	// the check was given.
+	SignaturesVerified = "verified"
+	// SignaturesCIOnly: verified, some pins by OpenShift CI's key only.
+	SignaturesCIOnly = "ci-signed-only"
+	// SignaturesUnsigned: the lock records unsigned pins (a run with --allow-unsigned).
+	SignaturesUnsigned = "unsigned"
+	// SignaturesOtherPolicy: verified under another policy than the check's.
+	SignaturesOtherPolicy = "other-policy"
+	// SignaturesNotRecorded: no lock, or a lock written before signatures were verified.
+	SignaturesNotRecorded = "not-recorded"
+)
 
 // Report is the whole answer, in the order the branches were given (`-o json|yaml` prints it
 // as api/v1alpha1's BranchStatusList).
@@ -70,6 +90,9 @@ type Options struct {
 	Source source.Options
 	// Parallel bounds the branches read at once (default 4).
 	Parallel int
+	// Policy is the digest of the signature policy a rebase uses (provenance.Policy.Digest;
+	// "" or "built-in": the built-in one); a lock recorded under another says so.
+	Policy string
 }
 
 // branchRE matches the branch names checked by default: main, release-4.Y, release-5.Y.
@@ -155,6 +178,7 @@ func checkBranch(ctx context.Context, src *source.Source, o Options, branch stri
 	}
 	st.OCP, st.RecordedFrom = rec.OCP, rec.From
 	st.Bundle.Current, st.Payload.Current = rec.Bundle, rec.Payload
+	st.Signatures, st.Unsigned = signatures(rec.Provenance, o.Policy)
 	if err := newest(ctx, src, o.Source, rec, &st); err != nil {
 		return fail(fmt.Errorf("branch %s: %w", branch, err))
 	}
@@ -225,6 +249,28 @@ func treePayload(ctx context.Context, o source.Options, rec *recorded.Recorded) 
 		}
 	}
 	return "", fmt.Errorf("%s: no %s payload resolved from %s", recorded.LastRebaseFile, treeArch, ref)
+}
+
+// signatures says what a branch's lock records about the signatures of its pins.
+func signatures(p *provenance.Report, policy string) (string, []string) {
+	if policy == "" {
+		policy = provenance.BuiltinSource
+	}
+	switch {
+	case p == nil:
+		return SignaturesNotRecorded, nil
+	case len(p.Unsigned()) > 0:
+		var out []string
+		for _, r := range p.Unsigned() {
+			out = append(out, r.Role+" "+r.Image+"@"+r.Digest)
+		}
+		return SignaturesUnsigned, out
+	case p.Policy != policy:
+		return SignaturesOtherPolicy, nil
+	case len(p.CIOnly()) > 0:
+		return SignaturesCIOnly, nil
+	}
+	return SignaturesVerified, nil
 }
 
 func orNone(s string) string {

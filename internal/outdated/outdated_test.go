@@ -13,6 +13,7 @@ import (
 	"github.com/lvms-rebase/lvms-rebase/internal/testing/fixtures"
 	"github.com/lvms-rebase/lvms-rebase/internal/testing/gitrepo"
 	"github.com/lvms-rebase/lvms-rebase/internal/testing/testregistry"
+	"github.com/lvms-rebase/lvms-rebase/rebase/provenance"
 	"github.com/lvms-rebase/lvms-rebase/rebase/recorded"
 	"github.com/lvms-rebase/lvms-rebase/rebase/source"
 )
@@ -232,12 +233,14 @@ func wantStatuses(t *testing.T, repo string) map[string]Status {
 	return map[string]Status{
 		"main": {Branch: "main", Commit: revParse(t, repo, "main"), OCP: "5.0", LVMS: "4.21",
 			RecordedFrom: "records", Bundle: Pair{"v4.20.2", b421}, Payload: Pair{n50, p50.Version}, PayloadRule: "newest",
-			Status: "outdated", Reason: "bundle v4.20.2 → " + b421 + "; payload " + n50 + " → " + p50.Version},
+			Signatures: SignaturesNotRecorded, Status: "outdated", Reason: "bundle v4.20.2 → " + b421 + "; payload " + n50 + " → " + p50.Version},
 		"release-4.17": {Branch: "release-4.17", Commit: revParse(t, repo, "release-4.17"), OCP: "4.17", LVMS: "4.17",
 			RecordedFrom: "records", Bundle: Pair{"v4.17.7", b417}, Payload: Pair{n417, n417}, PayloadRule: "tree",
-			Status: "outdated", Reason: "bundle v4.17.7 → " + b417},
+			Signatures: SignaturesNotRecorded, Status: "outdated", Reason: "bundle v4.17.7 → " + b417},
 		"release-4.22": {Branch: "release-4.22", Commit: revParse(t, repo, "release-4.22"), OCP: "4.22", LVMS: "4.21",
-			RecordedFrom: "lock", Bundle: Pair{b421, b421}, Payload: Pair{n422, n422}, PayloadRule: "tree", Status: "current"},
+			RecordedFrom: "lock", Bundle: Pair{b421, b421}, Payload: Pair{n422, n422}, PayloadRule: "tree",
+			// the golden tree's lock was verified under the tests' policy, not the built-in one
+			Signatures: SignaturesOtherPolicy, Status: "current"},
 		"release-4.21": {Branch: "release-4.21", Commit: revParse(t, repo, "release-4.21"), Status: "error"},
 		"release-4.99": {Branch: "release-4.99", Status: "error"},
 	}
@@ -349,4 +352,33 @@ func nightly(t *testing.T, cat *fixtures.Catalog, minor string) string {
 func revParse(t *testing.T, repo, branch string) string {
 	t.Helper()
 	return strings.TrimSpace(gitrepo.Git(t, repo, "rev-parse", "refs/heads/"+branch))
+}
+
+// TestSignaturesColumn: what a branch's lock records about its pins' signatures.
+func TestSignaturesColumn(t *testing.T) {
+	d := "sha256:" + strings.Repeat("1", 64)
+	signed := provenance.Record{Role: "bundle", Image: "registry.redhat.io/x", Digest: d, Status: provenance.StatusSigned,
+		Signatures: []provenance.Signature{{Format: provenance.FormatCosign, Class: provenance.ClassRedHat}}}
+	ci := provenance.Record{Role: "payload x86_64", Image: "registry.ci.openshift.org/ocp/release", Digest: d, Status: provenance.StatusSigned,
+		Signatures: []provenance.Signature{{Format: provenance.FormatAtomic, Class: provenance.ClassCI}}}
+	unsigned := provenance.Record{Role: "lvms_operator x86_64", Image: "quay.io/lvms_dev/op", Digest: d, Status: provenance.StatusUnsigned, Reason: "r"}
+	for _, tc := range []struct {
+		name     string
+		rep      *provenance.Report
+		policy   string
+		want     string
+		unsigned int
+	}{
+		{"no provenance", nil, "", SignaturesNotRecorded, 0},
+		{"verified", &provenance.Report{Policy: provenance.BuiltinSource, Records: []provenance.Record{signed}}, "", SignaturesVerified, 0},
+		{"ci only", &provenance.Report{Policy: provenance.BuiltinSource, Records: []provenance.Record{signed, ci}}, provenance.BuiltinSource, SignaturesCIOnly, 0},
+		{"unsigned", &provenance.Report{Policy: provenance.BuiltinSource, AllowUnsigned: true, Records: []provenance.Record{signed, unsigned}}, "", SignaturesUnsigned, 1},
+		{"other policy", &provenance.Report{Policy: d, Records: []provenance.Record{signed}}, "", SignaturesOtherPolicy, 0},
+		{"same file policy", &provenance.Report{Policy: d, Records: []provenance.Record{signed}}, d, SignaturesVerified, 0},
+	} {
+		got, list := signatures(tc.rep, tc.policy)
+		if got != tc.want || len(list) != tc.unsigned {
+			t.Errorf("%s: %s %v, want %s with %d unsigned", tc.name, got, list, tc.want, tc.unsigned)
+		}
+	}
 }

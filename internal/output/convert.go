@@ -9,6 +9,7 @@ import (
 	"github.com/lvms-rebase/lvms-rebase/rebase"
 	"github.com/lvms-rebase/lvms-rebase/rebase/bundle"
 	"github.com/lvms-rebase/lvms-rebase/rebase/era"
+	"github.com/lvms-rebase/lvms-rebase/rebase/provenance"
 	"github.com/lvms-rebase/lvms-rebase/rebase/recipe"
 	"github.com/lvms-rebase/lvms-rebase/rebase/render"
 	"github.com/lvms-rebase/lvms-rebase/rebase/review"
@@ -58,9 +59,25 @@ func rebaseResult(res *rebase.Result) *v1alpha1.RebaseResult {
 			return v1alpha1.Phase{Name: p.Name, Duration: v1alpha1.Duration{Duration: p.Duration}}
 		}),
 		Fetched: each(res.Fetched, fetchStats), Commits: res.Commits, Drift: res.Drift,
-		LockDrift: res.LockDrift, Recovered: each(res.Recovered, recovery),
+		LockDrift: res.LockDrift, Recovered: each(res.Recovered, recovery), Provenance: provenanceReport(res.Provenance),
 	}
 	return out
+}
+
+func provenanceReport(r *provenance.Report) *v1alpha1.Provenance {
+	if r == nil {
+		return nil
+	}
+	return &v1alpha1.Provenance{Policy: r.Policy, PolicyFile: r.PolicyFile, AllowUnsigned: r.AllowUnsigned,
+		Records: each(r.Records, func(rec provenance.Record) v1alpha1.ProvenanceRecord {
+			return v1alpha1.ProvenanceRecord{Role: rec.Role, Image: rec.Image, Digest: rec.Digest, Status: rec.Status,
+				Scope: rec.Scope, CoveredBy: rec.CoveredBy, Reason: rec.Reason,
+				Signatures: each(rec.Signatures, func(s provenance.Signature) v1alpha1.Signature {
+					return v1alpha1.Signature{Format: s.Format, Key: s.Key, KeyName: s.KeyName, Class: s.Class,
+						Identity: s.Identity, SignedDigest: s.SignedDigest, Store: s.Store, N: s.N, Sig: s.Sig,
+						Layer: s.Layer, SHA256: s.SHA256}
+				})}
+		})}
 }
 
 func lvmsChoice(c *era.Choice) *v1alpha1.LVMSChoice {
@@ -195,7 +212,7 @@ func BranchStatusList(rep *outdated.Report) *v1alpha1.BranchStatusList {
 				Branch: s.Branch, Commit: s.Commit, OCP: s.OCP, LVMS: s.LVMS, RecordedFrom: s.RecordedFrom,
 				Bundle:      v1alpha1.VersionPair{Current: s.Bundle.Current, Newest: s.Bundle.Newest},
 				Payload:     v1alpha1.VersionPair{Current: s.Payload.Current, Newest: s.Payload.Newest},
-				PayloadRule: s.PayloadRule, Status: s.Status, Reason: s.Reason}
+				PayloadRule: s.PayloadRule, Signatures: s.Signatures, Unsigned: s.Unsigned, Status: s.Status, Reason: s.Reason}
 		}),
 		Outdated: rep.Outdated, Errors: rep.Errors}
 }

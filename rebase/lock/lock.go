@@ -29,6 +29,7 @@ import (
 	"github.com/lvms-rebase/lvms-rebase/internal/arch"
 	"github.com/lvms-rebase/lvms-rebase/internal/safefile"
 	"github.com/lvms-rebase/lvms-rebase/internal/strictyaml"
+	"github.com/lvms-rebase/lvms-rebase/rebase/provenance"
 )
 
 // Path is where the lock lives, relative to the MicroShift checkout root.
@@ -75,6 +76,10 @@ type Lock struct {
 	Images []ImageDigests `json:"images,omitempty"`
 	// Files are the files written into the checkout (not the lock itself), sorted by Path.
 	Files []File `json:"files,omitempty"`
+	// Provenance records, per digest written or used, what proved it (rebase/provenance): the
+	// policy, the key and identity of each signature and where it came from, or why a digest
+	// is unsigned. Absent in locks written before signatures were verified.
+	Provenance *provenance.Report `json:"provenance,omitempty"`
 }
 
 // LVMS records the LVMS-minor choice (rebase/era.Choice).
@@ -234,6 +239,9 @@ func (l *Lock) sort() {
 	sort.Slice(l.Files, func(i, j int) bool { return l.Files[i].Path < l.Files[j].Path })
 	sf := l.SnapshotAssets.Files
 	sort.Slice(sf, func(i, j int) bool { return sf[i].Path < sf[j].Path })
+	if l.Provenance != nil {
+		l.Provenance.Sort()
+	}
 }
 
 // Validate checks what a re-render needs: identity, every input digest, digest formats,
@@ -245,6 +253,12 @@ func (l *Lock) Validate() error {
 	l.SnapshotAssets.validateFiles(v.add)
 	v.images(l.Images)
 	v.files(l.Files)
+	if l.Provenance != nil {
+		if l.Provenance.PolicyFile != "" {
+			v.add("provenance.policyFile: a path of one machine is not recorded")
+		}
+		v.errs = append(v.errs, l.Provenance.Validate("provenance")...)
+	}
 	return errors.Join(v.errs...)
 }
 

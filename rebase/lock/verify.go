@@ -9,8 +9,10 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+	"strings"
 
 	"github.com/lvms-rebase/lvms-rebase/internal/safefile"
+	"github.com/lvms-rebase/lvms-rebase/rebase/provenance"
 )
 
 // Compare lists where a recorded lock differs from the lock a re-render of its inputs
@@ -47,7 +49,52 @@ func Compare(recorded, actual *Lock) []string {
 	for _, k := range unionKeys(rf, af) {
 		cmp("files["+k+"].sha256", rf[k].SHA256, af[k].SHA256)
 	}
+	return append(out, compareProvenance(recorded.Provenance, actual.Provenance)...)
+}
+
+// compareProvenance compares what proved each digest: the policy, whether unsigned content
+// was allowed, and each record. A lock written before signatures were verified records none,
+// and is not drift for that (--check says so).
+func compareProvenance(recorded, actual *provenance.Report) []string {
+	if recorded == nil {
+		return nil
+	}
+	if actual == nil {
+		return []string{"provenance: the lock records signatures, this run verified none"}
+	}
+	var out []string
+	if recorded.Policy != actual.Policy {
+		out = append(out, fmt.Sprintf("provenance.policy: the lock records %s, this run's policy is %s", recorded.Policy, actual.Policy))
+	}
+	if recorded.AllowUnsigned != actual.AllowUnsigned {
+		out = append(out, fmt.Sprintf("provenance.allowUnsigned: the lock records %v, this run %v", recorded.AllowUnsigned, actual.AllowUnsigned))
+	}
+	key := func(r provenance.Record) string { return r.Role + " " + r.Image + "@" + r.Digest }
+	rr, ar := byKey(recorded.Records, key), byKey(actual.Records, key)
+	for _, k := range unionKeys(rr, ar) {
+		a, b := rr[k], ar[k]
+		switch {
+		case a.Digest == "":
+			out = append(out, fmt.Sprintf("provenance[%s]: not in the lock, this run verified it %s", k, b.Status))
+		case b.Digest == "":
+			out = append(out, fmt.Sprintf("provenance[%s]: recorded in the lock, not verified by this run", k))
+		case !reflect.DeepEqual(a, b):
+			out = append(out, fmt.Sprintf("provenance[%s]: the lock records %s, this run found %s", k, describe(a), describe(b)))
+		}
+	}
 	return out
+}
+
+// describe is a record in one line for drift messages.
+func describe(r provenance.Record) string {
+	if r.Status != provenance.StatusSigned {
+		return fmt.Sprintf("%s (%s%s)", r.Status, r.Reason, r.CoveredBy)
+	}
+	var sigs []string
+	for _, s := range r.Signatures {
+		sigs = append(sigs, fmt.Sprintf("%s sha256 %s", s.Describe(), s.SHA256))
+	}
+	return "signed: " + strings.Join(sigs, "; ")
 }
 
 // CheckFiles compares each recorded file hash with the file in fsys (the checkout).

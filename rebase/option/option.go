@@ -33,12 +33,15 @@ const (
 	CacheDir          Name = "CacheDir"
 	InsecureRegistry  Name = "InsecureRegistry"
 	MaxImageSize      Name = "MaxImageSize"
+	SignaturePolicy   Name = "SignaturePolicy"
+	AllowUnsigned     Name = "AllowUnsigned"
+	SignatureStore    Name = "SignatureStore"
 )
 
 // All lists every Name above, so a front end's test can prove it spells each one.
 var All = []Name{OCP, LVMS, LVMSBundle, Payload, OCPRelease, MicroShiftDir, SnapshotAssets, PRBody,
 	Commit, Check, AllowBaseMismatch, AllowPrerelease, AllowVersionSkew, AuthFile, CacheDir,
-	InsecureRegistry, MaxImageSize}
+	InsecureRegistry, MaxImageSize, SignaturePolicy, AllowUnsigned, SignatureStore}
 
 // archSep separates a Name from the arch it is pinned for (For).
 const archSep = "/"

@@ -1,5 +1,6 @@
 // Package prbody writes the markdown pull-request body of a rebase (--pr-body): versions and
-// image digests before and after, RBAC and CRD changes with a security review, what the bundle
+// image digests before and after, the provenance of every digest (which key signed it for
+// which identity), RBAC and CRD changes with a security review, what the bundle
 // brought that MicroShift has not decided on, the files, and every warning verbatim. It reads
 // only what it is given; the rebase decides what happened.
 package prbody
@@ -20,6 +21,7 @@ import (
 	"github.com/lvms-rebase/lvms-rebase/applier/releasefile"
 	"github.com/lvms-rebase/lvms-rebase/internal/safefile"
 	"github.com/lvms-rebase/lvms-rebase/rebase/bundle"
+	"github.com/lvms-rebase/lvms-rebase/rebase/provenance"
 	"github.com/lvms-rebase/lvms-rebase/rebase/recipe"
 	"github.com/lvms-rebase/lvms-rebase/rebase/render"
 	"github.com/lvms-rebase/lvms-rebase/rebase/review"
@@ -43,6 +45,9 @@ type Input struct {
 	Arches    []string // the architectures whose release JSONs the run wrote
 	RBAC      *review.RBAC
 	Warnings  []string
+	// Provenance is what proved each digest (nil: the run verified none, a --check of an old
+	// lock; the section says so).
+	Provenance *provenance.Report
 }
 
 // SnapshotBefore reads the current bytes of every path the run changes or removes, so the
@@ -114,6 +119,7 @@ func Body(in Input) string {
 			crds = append(crds, fmt.Sprintf("- changed `%s` (%s)", name, p))
 		}
 	}
+	provenanceSection(&b, in.Provenance)
 	rbacSections(&b, in.RBAC)
 	section(&b, "CRDs", crds, "No CRD changes.")
 	bundleEvolution(&b, in)
@@ -121,6 +127,74 @@ func Body(in Input) string {
 	section(&b, "Files", fileLines(in), "No files changed.")
 	warningsSection(&b, in.Warnings)
 	return b.String()
+}
+
+// provenanceSection says, per digest written or used, which key signed it for which identity;
+// an unsigned digest, and one signed by OpenShift CI only, is said plainly before the table.
+func provenanceSection(b *strings.Builder, rep *provenance.Report) {
+	if rep == nil {
+		section(b, "Provenance", nil, "No signature was verified: the lock this run reproduced records no provenance.")
+		return
+	}
+	policy := "the built-in policy (Red Hat's and OpenShift CI's keys)"
+	if rep.Policy != provenance.BuiltinSource {
+		policy = "the policy `" + rep.Policy + "`"
+	}
+	lines := []string{fmt.Sprintf("Every digest below was checked against %s.\n", policy)}
+	if u := rep.Unsigned(); len(u) > 0 {
+		lines = append(lines, fmt.Sprintf("**%d digest(s) are unsigned**%s.\n", len(u), map[bool]string{true: " (the run allowed unsigned content)", false: ""}[rep.AllowUnsigned]))
+	}
+	if ci := rep.CIOnly(); len(ci) > 0 {
+		lines = append(lines, fmt.Sprintf("**%d digest(s) are CI-signed only** (OpenShift CI's key, not a Red Hat release key).\n", len(ci)))
+	}
+	lines = append(lines, "| image | digest | signed by | for identity |\n|---|---|---|---|")
+	for _, r := range rep.Records {
+		lines = append(lines, fmt.Sprintf("| %s `%s` | `%s` | %s | %s |", r.Role, r.Image, r.Digest, signer(r), identities(r)))
+	}
+	section(b, "Provenance", lines, "")
+}
+
+// signer says who proved a record: the keys of its signatures, or why none did.
+func signer(r provenance.Record) string {
+	switch r.Status {
+	case provenance.StatusCovered:
+		return "covered by the payload `" + r.CoveredBy + "`"
+	case provenance.StatusUnsigned:
+		return "**unsigned**: " + r.Reason
+	}
+	var out []string
+	for _, s := range r.Signatures {
+		who := s.KeyName
+		if who == "" {
+			who = "key"
+		}
+		if s.Class == provenance.ClassCI {
+			who = "**CI-signed only**: " + who
+		}
+		src := "store " + s.Store + fmt.Sprintf(" #%d", s.N)
+		if s.Format == provenance.FormatCosign {
+			src = "`.sig` " + s.Sig
+		}
+		out = append(out, fmt.Sprintf("%s `%s` (%s, %s)", who, s.Key, s.Format, src))
+	}
+	return strings.Join(out, "; ")
+}
+
+// identities are the identities a record's signatures claim (and the list digest a signature
+// names instead of the record's own).
+func identities(r provenance.Record) string {
+	var out []string
+	for _, s := range r.Signatures {
+		id := "`" + s.Identity + "`"
+		if s.SignedDigest != "" {
+			id += " (its list `" + s.SignedDigest + "`)"
+		}
+		out = append(out, id)
+	}
+	if len(out) == 0 {
+		return "–"
+	}
+	return strings.Join(out, "; ")
 }
 
 // rbacSections lists the RBAC changes, and the escalations in a Security review section of

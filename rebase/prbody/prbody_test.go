@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/lvms-rebase/lvms-rebase/rebase/bundle"
+	"github.com/lvms-rebase/lvms-rebase/rebase/provenance"
 	"github.com/lvms-rebase/lvms-rebase/rebase/render"
 	"github.com/lvms-rebase/lvms-rebase/rebase/review"
 	"github.com/lvms-rebase/lvms-rebase/rebase/tree"
@@ -49,5 +50,40 @@ func TestPRBodySections(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestProvenanceSection: the Provenance section names, per digest, the key that signed it for
+// which identity; unsigned and CI-signed-only digests are said plainly before the table; a run
+// that verified nothing says so.
+func TestProvenanceSection(t *testing.T) {
+	changes := &tree.Changes{}
+	d := func(c string) string { return "sha256:" + strings.Repeat(c, 64) }
+	rep := &provenance.Report{Policy: provenance.BuiltinSource, AllowUnsigned: true, Records: []provenance.Record{
+		{Role: "bundle", Image: "registry.redhat.io/lvms4/lvms-operator-bundle", Digest: d("1"), Status: provenance.StatusSigned,
+			Signatures: []provenance.Signature{{Format: provenance.FormatCosign, Key: "sha256:ba9d", KeyName: "Red Hat release key 3", Identity: "registry.redhat.io/lvms4/lvms-operator-bundle:v4.18.4", Sig: d("9")}}},
+		{Role: "payload x86_64", Image: "registry.ci.openshift.org/ocp/release", Digest: d("2"), Status: provenance.StatusSigned,
+			Signatures: []provenance.Signature{{Format: provenance.FormatAtomic, Key: "6A95", KeyName: "OpenShift CI key openshift-ci-4", Class: provenance.ClassCI,
+				Identity: "registry.ci.openshift.org/ocp/release:4.18.0-0.nightly", SignedDigest: d("3"), Store: provenance.CIStore, N: 2}}},
+		{Role: "lvms_operator x86_64", Image: "quay.io/lvms_dev/op", Digest: d("4"), Status: provenance.StatusUnsigned, Reason: "allowed unsigned: no signature"},
+		{Role: "csi-snapshot-controller x86_64", Image: "quay.io/openshift-release-dev/ocp-v4.0-art-dev", Digest: d("5"), Status: provenance.StatusCovered, CoveredBy: "registry.ci.openshift.org/ocp/release@" + d("2")},
+	}}
+	body := Body(Input{Changes: changes, Provenance: rep})
+	for _, w := range []string{
+		"### Provenance", "the built-in policy",
+		"**1 digest(s) are unsigned** (the run allowed unsigned content)",
+		"**1 digest(s) are CI-signed only**",
+		"| bundle `registry.redhat.io/lvms4/lvms-operator-bundle` | `" + d("1") + "` | Red Hat release key 3 `sha256:ba9d` (cosign, `.sig` " + d("9") + ") | `registry.redhat.io/lvms4/lvms-operator-bundle:v4.18.4` |",
+		"**CI-signed only**: OpenShift CI key openshift-ci-4 `6A95` (atomic, store " + provenance.CIStore + " #2)",
+		"(its list `" + d("3") + "`)",
+		"**unsigned**: allowed unsigned: no signature",
+		"covered by the payload `registry.ci.openshift.org/ocp/release@" + d("2") + "`",
+	} {
+		if !strings.Contains(body, w) {
+			t.Errorf("body lacks %q:\n%s", w, body)
+		}
+	}
+	if body := Body(Input{Changes: changes}); !strings.Contains(body, "No signature was verified") {
+		t.Errorf("no provenance:\n%s", body)
 	}
 }

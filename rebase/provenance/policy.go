@@ -112,7 +112,11 @@ func LoadPolicy(path string) (*Policy, error) {
 // readCapped reads a regular file of at most max bytes (a FIFO or a device is refused before
 // it is opened for reading, so it cannot block or flood the run).
 func readCapped(path string, max int64) ([]byte, error) {
-	return safefile.ReadFile(path, safefile.Options{Follow: true, Max: max})
+	data, err := safefile.ReadFile(path, safefile.Options{Follow: true, Max: max})
+	if err == nil && len(data) == 0 {
+		err = errors.New("an empty file")
+	}
+	return data, err
 }
 
 // ParsePolicy parses a policy document named name; keyPath values are read from keys (paths

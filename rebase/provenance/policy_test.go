@@ -252,10 +252,21 @@ func TestPolicyFileRefused(t *testing.T) {
 	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	big := writeFile(t, dir, "big.json", make([]byte, MaxPolicySize+1))
-	for _, p := range []string{fifo, dir, big, filepath.Join(dir, "absent.json"), "/dev/zero"} {
-		if _, err := LoadPolicy(p); err == nil || !strings.Contains(err.Error(), p) {
-			t.Errorf("%s: %v", p, err)
+	zero := filepath.Join(dir, "zero.json")
+	if err := os.Symlink("/dev/zero", zero); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ path, want string }{
+		{fifo, "not a regular file"},
+		{dir, "not a regular file"},
+		{zero, "not a regular file"},
+		{"/dev/zero", "not a regular file"},
+		{writeFile(t, dir, "big.json", make([]byte, MaxPolicySize+1)), "byte cap"},
+		{writeFile(t, dir, "empty.json", nil), "an empty file"},
+		{filepath.Join(dir, "absent.json"), "no such file"},
+	} {
+		if _, err := LoadPolicy(c.path); err == nil || !strings.Contains(err.Error(), c.path) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want an error naming it and saying %q", c.path, err, c.want)
 		}
 	}
 }

@@ -207,6 +207,20 @@ func (v *Verifier) NewReport(records []Record) *Report {
 // was found. Concurrent and repeated calls for the same subject share one verification; a
 // verification stopped by its context is not remembered.
 func (v *Verifier) Verify(ctx context.Context, s Subject) (Record, error) {
+	rec, err := v.verifyOnce(ctx, s)
+	// One verification serves every role the digest plays; each caller's record and error name
+	// its own.
+	rec.Role = s.Role
+	var e *Error
+	if errors.As(err, &e) && e.Role != s.Role {
+		cp := *e
+		cp.Role = s.Role
+		err = &cp
+	}
+	return rec, err
+}
+
+func (v *Verifier) verifyOnce(ctx context.Context, s Subject) (Record, error) {
 	key := s.key()
 	v.mu.Lock()
 	c, ok := v.calls[key]
@@ -230,7 +244,7 @@ func (v *Verifier) Verify(ctx context.Context, s Subject) (Record, error) {
 		return Record{}, ctx.Err()
 	}
 	if c.err != nil && errors.Is(c.err, context.Canceled) && ctx.Err() == nil {
-		return v.Verify(ctx, s) // the first caller was stopped; this one is not
+		return v.verifyOnce(ctx, s) // the first caller was stopped; this one is not
 	}
 	return c.rec, c.err
 }
@@ -240,7 +254,7 @@ func (s Subject) key() string {
 	if s.Version != nil {
 		want = s.Version.Want
 	}
-	return strings.Join([]string{s.Role, s.Repository, s.Digest, strings.Join(s.Alternates, ","), want}, "\x00")
+	return strings.Join([]string{s.Repository, s.Digest, strings.Join(s.Alternates, ","), want}, "\x00")
 }
 
 // verify evaluates every requirement for s.

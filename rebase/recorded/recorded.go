@@ -15,6 +15,7 @@ import (
 	"github.com/lvms-rebase/lvms-rebase/internal/safefile"
 	"github.com/lvms-rebase/lvms-rebase/rebase/era"
 	"github.com/lvms-rebase/lvms-rebase/rebase/lock"
+	"github.com/lvms-rebase/lvms-rebase/rebase/provenance"
 	"github.com/lvms-rebase/lvms-rebase/rebase/recipe"
 	"github.com/lvms-rebase/lvms-rebase/rebase/shrecord"
 	"github.com/lvms-rebase/lvms-rebase/release"
@@ -73,6 +74,9 @@ type Recorded struct {
 	Payload string `json:"payload,omitempty"`
 	// LastRebase are the pull specs of last_rebase.sh per arch (nil without one).
 	LastRebase map[string]string `json:"-"`
+	// Provenance is what the lock records about the signatures of its digests (nil without a
+	// lock, or for a lock written before signatures were verified).
+	Provenance *provenance.Report `json:"-"`
 }
 
 // Read reads what the tree fsys records (see Recorded). A tree without a lock and
@@ -104,6 +108,7 @@ func Read(fsys fs.FS) (*Recorded, error) {
 			return nil, fmt.Errorf("%s: %w", lock.Path, err)
 		}
 		r.From, r.BundleRef, r.Bundle, r.Payload = "lock", l.Bundle.Ref, l.Bundle.Version, l.PayloadVersion
+		r.Provenance = l.Provenance
 		if l.LVMS != nil {
 			r.LVMSMinor = l.LVMS.Minor
 		}

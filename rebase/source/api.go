@@ -109,6 +109,10 @@ func (s *Source) FetchPayload(ctx context.Context, p PayloadRef, dir string) (*F
 }
 
 func (s *Source) fetchPayload(ctx context.Context, p PayloadRef, dir string, onFile func(string)) (*FetchStats, *fetch.Image, error) {
+	var onImage func(digest, list string)
+	if hook := s.opts.OnPayloadDigest; hook != nil {
+		onImage = func(digest, list string) { hook(ctx, p.Arch, p.Ref, digest, list) }
+	}
 	return s.client.Extract(ctx, fetch.Request{Kind: "payload", Ref: p.Ref, Digest: p.Digest, Arch: p.Arch,
-		Prefixes: []string{payload.Dir + "/"}, Want: []string{ImageReferencesFile, ReleaseMetadataFile}, OnFile: onFile}, dir)
+		Prefixes: []string{payload.Dir + "/"}, Want: []string{ImageReferencesFile, ReleaseMetadataFile}, OnFile: onFile, OnImage: onImage}, dir)
 }

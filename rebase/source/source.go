@@ -11,6 +11,7 @@
 package source
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -23,6 +24,7 @@ import (
 	"github.com/lvms-rebase/lvms-rebase/rebase/source/fetch"
 	"github.com/lvms-rebase/lvms-rebase/rebase/source/mirror"
 	"github.com/lvms-rebase/lvms-rebase/rebase/source/transport"
+	"golang.org/x/sync/singleflight"
 )
 
 // Defaults for Options.
@@ -90,6 +92,10 @@ type Options struct {
 	// Concurrency bounds the parallel requests of one fan-out (relatedImages, blobs of one
 	// image, snapshot files); default DefaultConcurrency.
 	Concurrency int
+	// OnPayloadDigest, when set, hears each arch's payload digest (and the list's it was
+	// chosen from) as soon as its manifest is read, before its layers download, with the
+	// resolution's context: a caller can verify its signatures meanwhile. Not verified yet.
+	OnPayloadDigest func(ctx context.Context, arch, ref, digest, listDigest string)
 }
 
 // DefaultConcurrency is Options.Concurrency's default: enough to overlap round trips to a
@@ -102,6 +108,9 @@ type Source struct {
 	log    *slog.Logger
 	arches []string
 	client *fetch.Client
+	// sigs shares one fetch of a signature among the verifications that ask for it at once
+	// (the per-arch digests of one list each look at the list's .sig).
+	sigs singleflight.Group
 }
 
 // BundleRef is the chosen bundle image.

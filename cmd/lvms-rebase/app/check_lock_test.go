@@ -4,10 +4,12 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/lvms-rebase/lvms-rebase/rebase/lock"
+	"github.com/lvms-rebase/lvms-rebase/rebase/provenance"
 )
 
 // TestCheckVerifiesLock: --check treats an edited lock as drift (exit 3) — a recorded file
@@ -89,8 +91,8 @@ func TestCheckVerifiesLock(t *testing.T) {
 
 // TestCheckVerifiesEveryLockField: on a plain 5.0 run (payloads from last_rebase.sh, LVMS 4.21
 // by the newest-below rule), every field of the lock that records an input or a rule is
-// edited in turn; --check reports each as drift (exit 3) naming the field, and leaves the tree
-// as it was. The tool version is the one field a --check may see differ.
+// edited in turn; --check reports each as drift (exit 3) naming the field — or, for a pin whose
+// signature contradicts it, as a failed signature check (exit 1) — and leaves the tree as it was. The tool version is the one field a --check may see differ.
 func TestCheckVerifiesEveryLockField(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: one --check per lock field")
@@ -110,6 +112,10 @@ func TestCheckVerifiesEveryLockField(t *testing.T) {
 		t.Fatalf("the run did not record what this test edits: rule %q, lvms %+v, %d snapshot files", base.PayloadRule, base.LVMS, len(base.SnapshotAssets.Files))
 	}
 	other := strings.Repeat("b", 64)
+	signed := slices.IndexFunc(base.Provenance.Records, func(r provenance.Record) bool { return r.Status == provenance.StatusSigned })
+	if signed < 0 {
+		t.Fatalf("the run recorded no signed digest: %+v", base.Provenance)
+	}
 	for _, tc := range []struct {
 		field string
 		edit  func(l *lock.Lock)
@@ -128,7 +134,9 @@ func TestCheckVerifiesEveryLockField(t *testing.T) {
 		{"payloadRule newest", func(l *lock.Lock) { l.PayloadRule = "newest" }, ExitDrift, "rule newest pins the GA tag"},
 		{"payloadRule pinned", func(l *lock.Lock) { l.PayloadRule = "pinned" }, ExitDrift, `payloadSource: the lock records "scripts/auto-rebase/last_rebase.sh", rule pinned reads no file`},
 		{"payloadSource", func(l *lock.Lock) { l.PayloadSource = "" }, ExitDrift, `payloadSource: the lock records "", rule tree reads scripts/auto-rebase/last_rebase.sh`},
-		{"bundle.ref", func(l *lock.Lock) { l.Bundle.Ref = strings.Replace(l.Bundle.Ref, ":v4.21.1-4", ":v4.21.0", 1) }, ExitDrift, "bundle: the lock records"},
+		// The bundle's signature names the tag resolution chose: a lock claiming another tag
+		// for the signed digest fails its signature check, before any comparison (exit 1).
+		{"bundle.ref", func(l *lock.Lock) { l.Bundle.Ref = strings.Replace(l.Bundle.Ref, ":v4.21.1-4", ":v4.21.0", 1) }, ExitError, "does not name the tag v4.21.0"},
 		{"bundle.version", func(l *lock.Lock) { l.Bundle.Version = "v4.21.0" }, ExitDrift, "bundle: the lock records"},
 		{"bundle.digest", func(l *lock.Lock) { l.Bundle.Digest = "sha256:" + other }, ExitDrift, "@sha256:" + other + ": the registry does not have this manifest"},
 		{"payloads.digest", func(l *lock.Lock) { l.Payloads[0].Digest = "sha256:" + other }, ExitDrift, "@sha256:" + other + ": the registry does not have this manifest"},
@@ -140,6 +148,9 @@ func TestCheckVerifiesEveryLockField(t *testing.T) {
 		{"images.repository", func(l *lock.Lock) { l.Images[0].Repository += "-x" }, ExitDrift, "images[" + base.Images[0].Key + "]"},
 		{"images.arch", func(l *lock.Lock) { l.Images[0].Arch["x86_64"] = "sha256:" + other }, ExitDrift, "images[" + base.Images[0].Key + "]"},
 		{"files", func(l *lock.Lock) { l.Files[0].SHA256 = other }, ExitDrift, "files[" + base.Files[0].Path + "]"},
+		{"provenance.policy", func(l *lock.Lock) { l.Provenance.Policy = "sha256:" + other }, ExitDrift, "provenance.policy: the lock records sha256:" + other},
+		{"provenance.records.key", func(l *lock.Lock) { l.Provenance.Records[signed].Signatures[0].Key = "sha256:" + other }, ExitDrift, "provenance[" + base.Provenance.Records[signed].Role},
+		{"provenance.records (one dropped)", func(l *lock.Lock) { l.Provenance.Records = l.Provenance.Records[1:] }, ExitDrift, "not in the lock, this run verified it"},
 		{"toolVersion (exempt)", func(l *lock.Lock) { l.ToolVersion = "v0.0.1-elsewhere" }, 0, ""},
 	} {
 		t.Run(tc.field, func(t *testing.T) {

@@ -135,7 +135,7 @@ func runEntryPoint(t *testing.T, e *e2e, dir string) {
 	before := gitState(t, dir)
 	prDir := t.TempDir()
 	script, _ := filepath.Abs("../../../hack/lvms_rebase_job_entrypoint.sh")
-	args := append([]string{script, "--cache-dir", e.cache, "--insecure-registry", e.reg.Host()}, e.reg.MirrorFlags()...)
+	args := append([]string{script, "--cache-dir", e.cache, "--insecure-registry", e.reg.Host()}, append(e.reg.MirrorFlags(), e.reg.SignatureFlags()...)...)
 	cmd := exec.Command("bash", args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "LVMS_REBASE="+bin, "PULL_SECRET="+e.authFile, "DRY_RUN=y", "PR_DIR="+prDir)

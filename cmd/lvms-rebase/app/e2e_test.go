@@ -18,6 +18,7 @@ import (
 
 	"github.com/lvms-rebase/lvms-rebase/internal/testing/dirtree"
 	"github.com/lvms-rebase/lvms-rebase/internal/testing/testregistry"
+	"github.com/lvms-rebase/lvms-rebase/rebase/lock"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden trees under testdata/golden")
@@ -66,7 +67,7 @@ func (e *e2e) args(dir string, args ...string) []string {
 	// The snapshot assets keep their canonical github.com URL (it is recorded in the lock) and
 	// are served by the loopback registry through a mirror, like the images.
 	full := append([]string{"--microshift-dir", dir, "-a", e.authFile, "--cache-dir", e.cache,
-		"--insecure-registry", e.reg.Host()}, e.reg.MirrorFlags()...)
+		"--insecure-registry", e.reg.Host()}, append(e.reg.MirrorFlags(), e.reg.SignatureFlags()...)...)
 	return append(full, args...)
 }
 
@@ -113,9 +114,42 @@ func written(files map[string][]byte) map[string][]byte {
 	return out
 }
 
+// stableLock puts placeholders where a lock differs from one test process to the next: the
+// test keys are generated when the tests run, so the fingerprints of the keys that signed and
+// the digests of the signatures' bytes change; everything else of the provenance records —
+// which digest, which format, identity, store and N — is compared.
+func stableLock(t *testing.T, data []byte) []byte {
+	t.Helper()
+	l, err := lock.Parse(data)
+	if err != nil {
+		t.Fatalf("%s: %v", lock.Path, err)
+	}
+	if l.Provenance != nil {
+		zero := strings.Repeat("0", 64)
+		l.Provenance.Policy = "sha256:" + zero // the test policy holds the test keys
+		for i := range l.Provenance.Records {
+			for j := range l.Provenance.Records[i].Signatures {
+				s := &l.Provenance.Records[i].Signatures[j]
+				s.Key, s.SHA256 = "TEST-KEY", zero
+				if s.Sig != "" {
+					s.Sig = "sha256:" + zero
+				}
+			}
+		}
+	}
+	out, err := l.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
 func compareGolden(t *testing.T, ocp, root string) {
 	t.Helper()
 	got := written(readTree(t, root))
+	if data, ok := got[lock.Path]; ok {
+		got[lock.Path] = stableLock(t, data)
+	}
 	dir := filepath.Join(goldenRoot, ocp)
 	if *update {
 		if err := os.RemoveAll(dir); err != nil {

@@ -23,6 +23,9 @@ var flagNames = map[option.Name]string{
 	option.CacheDir:          "cache-dir",
 	option.InsecureRegistry:  "insecure-registry",
 	option.MaxImageSize:      "max-image-size",
+	option.SignaturePolicy:   "signature-policy",
+	option.AllowUnsigned:     "allow-unsigned",
+	option.SignatureStore:    "signature-store",
 }
 
 // flagName spells n as a flag: --ocp, or --ocp-release-aarch64 for a per-arch pin. An option

@@ -40,7 +40,7 @@ func runFleet(cmd *cobra.Command, f *rebaseFlags, streams IOStreams) error {
 	defer cancel()
 	rep, err := fleet.Run(ctx, fleet.Options{Repo: f.microshiftDir, Branches: f.branches, PRBodyDir: f.prBodyDir, Parallel: f.parallel,
 		Rebase: rebase.Options{Payload: f.payload, Source: srcOpts, SnapshotAssets: f.snapshotAssets, Commit: f.commit,
-			Kustomize: lvmsrebase.Kustomize, ToolVersion: version.String(), Logger: logger}})
+			Kustomize: lvmsrebase.Kustomize, ToolVersion: version.String(), Logger: logger, Provenance: f.provenance.options()}})
 	if err != nil {
 		return libraryError(err)
 	}

@@ -53,7 +53,7 @@ func TestHostileRegistryRSS(t *testing.T) {
 			dir := copyTree(t, "../../../testdata/microshift")
 			before := treeHash(t, dir)
 			args := append([]string{"--microshift-dir", dir, "-a", e.authFile, "--cache-dir", e.cache, "--insecure-registry", e.reg.Host(),
-				"--ocp", "4.18", "--allow-base-mismatch", "--dry-run", "--timeout", "2m"}, e.reg.MirrorFlags()...)
+				"--ocp", "4.18", "--allow-base-mismatch", "--dry-run", "--timeout", "2m"}, append(e.reg.MirrorFlags(), e.reg.SignatureFlags()...)...)
 			code, stderr, rss := runMeasured(t, rusage, args)
 			t.Logf("%s: exit %d, peak RSS %.1f MiB", tc.name, code, float64(rss)/(1<<20))
 			if code != ExitError || !strings.Contains(stderr, tc.want) || !strings.Contains(stderr, "Error: ") {

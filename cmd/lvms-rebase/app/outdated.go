@@ -14,11 +14,12 @@ import (
 )
 
 type outdatedFlags struct {
-	source   SourceFlags
-	repo     string
-	branches []string
-	output   string
-	logs     *logFlags
+	source     SourceFlags
+	provenance provenanceFlags
+	repo       string
+	branches   []string
+	output     string
+	logs       *logFlags
 }
 
 func newOutdatedCommand(streams IOStreams, logs *logFlags) *cobra.Command {
@@ -47,6 +48,12 @@ assets/release/release-x86_64.json. Exit 0 when every branch is current, 3 when 
 	fl.StringSliceVar(&f.branches, "branches", nil, "branches to check (comma-separated or repeated; default: main, release-4.Y, release-5.Y)")
 	fl.StringVarP(&f.output, "output", "o", "text", "text, json or yaml")
 	AddSourceFlags(fl, &f.source)
+	// The rebase's signature flags, so that one set of flags serves outdated and the rebase
+	// in CI (hack/lvms_rebase_job_entrypoint.sh): a branch whose lock was verified under
+	// another policy than --signature-policy's is reported as such.
+	fl.Var((*policyPath)(&f.provenance.policy), "signature-policy", "the containers-policy.json(5) file the rebase verifies signatures with (default: the built-in policy);\na branch whose lock was verified under another policy is reported as other-policy")
+	fl.BoolVar(&f.provenance.allowUnsigned, "allow-unsigned", false, "the rebase's flag, accepted so one set of flags serves both in CI; outdated reports unsigned pins either way")
+	fl.StringArrayVar(&f.provenance.stores, "signature-store", nil, "the rebase's flag, accepted so one set of flags serves both in CI; outdated reads each branch's lock and fetches no signature")
 	return cmd
 }
 
@@ -65,7 +72,11 @@ func runOutdated(ctx context.Context, f *outdatedFlags, streams IOStreams) error
 	opts.Logger = logger
 	ctx, cancel := commandContext(ctx, f.source.Timeout)
 	defer cancel()
-	rep, err := outdated.Check(ctx, outdated.Options{Repo: f.repo, Branches: f.branches, Source: opts})
+	policy, err := f.provenance.policyDigest()
+	if err != nil {
+		return err
+	}
+	rep, err := outdated.Check(ctx, outdated.Options{Repo: f.repo, Branches: f.branches, Source: opts, Policy: policy})
 	if err != nil {
 		return libraryError(err)
 	}
@@ -88,14 +99,14 @@ func printReport(w io.Writer, format string, rep *outdated.Report) error {
 		return output.Write(w, format, output.BranchStatusList(rep))
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "BRANCH\tOCP\tLVMS\tBUNDLE\tPAYLOAD\tSTATUS")
+	fmt.Fprintln(tw, "BRANCH\tOCP\tLVMS\tBUNDLE\tPAYLOAD\tSIGNATURES\tSTATUS")
 	for _, s := range rep.Items {
 		status := s.Status
 		if s.Reason != "" {
 			status += ": " + s.Reason
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.Branch, dash(s.OCP), dash(s.LVMS),
-			arrow(s.Bundle), arrow(s.Payload), status)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.Branch, dash(s.OCP), dash(s.LVMS),
+			arrow(s.Bundle), arrow(s.Payload), dash(s.Signatures), status)
 	}
 	return tw.Flush()
 }

@@ -10,11 +10,13 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	lvmsrebase "github.com/lvms-rebase/lvms-rebase"
 	"github.com/lvms-rebase/lvms-rebase/internal/output"
 	"github.com/lvms-rebase/lvms-rebase/internal/version"
 	"github.com/lvms-rebase/lvms-rebase/rebase"
+	"github.com/lvms-rebase/lvms-rebase/rebase/provenance"
 	"github.com/lvms-rebase/lvms-rebase/rebase/recorded"
 	"github.com/lvms-rebase/lvms-rebase/rebase/snapshot"
 	"github.com/lvms-rebase/lvms-rebase/rebase/source"
@@ -38,7 +40,56 @@ type rebaseFlags struct {
 	branches       []string
 	prBodyDir      string
 	parallel       int
+	provenance     provenanceFlags
 	logs           *logFlags
+}
+
+// provenanceFlags are the signature flags of a run (rebase.ProvenanceOptions).
+type provenanceFlags struct {
+	policy        string
+	allowUnsigned bool
+	stores        []string
+}
+
+// addProvenanceFlags registers the signature flags on fl.
+func addProvenanceFlags(fl *pflag.FlagSet, f *provenanceFlags) {
+	fl.Var((*policyPath)(&f.policy), "signature-policy", "containers-policy.json(5) file deciding whose signatures each image needs (default: the built-in policy, Red Hat's and\nOpenShift CI's keys, a signature required on every digest written; relative keyPath values are read next to the file)")
+	fl.BoolVar(&f.allowUnsigned, "allow-unsigned", false, "accept digests without a valid signature; the lock, -o json, the PR body and --check record them as unsigned")
+	fl.StringArrayVar(&f.stores, "signature-store", nil, "signature store URL searched for payload signatures, <URL>/sha256=<hex>/signature-N (repeatable; replaces the defaults:\nthe official store and its mirror for quay.io/openshift-release-dev, the CI store for registry.ci.openshift.org)")
+}
+
+// policyPath is --signature-policy's value: a path, never empty (an empty value would
+// silently mean the built-in policy).
+type policyPath string
+
+func (p *policyPath) String() string { return string(*p) }
+
+func (p *policyPath) Set(s string) error {
+	if s == "" {
+		return errors.New("an empty path (leave the flag out for the built-in policy)")
+	}
+	*p = policyPath(s)
+	return nil
+}
+
+func (p *policyPath) Type() string { return "string" }
+
+// policyDigest is the digest of the policy the flags name ("built-in" without one); a file
+// that does not load is a usage error.
+func (f provenanceFlags) policyDigest() (string, error) {
+	if f.policy == "" {
+		return provenance.BuiltinSource, nil
+	}
+	p, err := provenance.LoadPolicy(f.policy)
+	if err != nil {
+		return "", usageError("--signature-policy: %v", err)
+	}
+	return p.Digest, nil
+}
+
+// options are the flags as the library's options.
+func (f provenanceFlags) options() rebase.ProvenanceOptions {
+	return rebase.ProvenanceOptions{PolicyFile: f.policy, AllowUnsigned: f.allowUnsigned, Stores: f.stores}
 }
 
 // configureRebase makes the root command itself run the rebase.
@@ -66,6 +117,7 @@ func configureRebase(root *cobra.Command, streams IOStreams, logs *logFlags) {
 	fl.StringVar(&f.prBodyDir, "pr-body-dir", "", "with --branches: write each branch's pull-request body to DIR/<branch>.md")
 	fl.IntVar(&f.parallel, "parallel", 2, "with --branches: branches rebased at once")
 	AddSourceFlags(fl, &f.source)
+	addProvenanceFlags(fl, &f.provenance)
 	markRebaseGroups(root)
 	root.Args = cobra.NoArgs
 	// The values of --ocp, --lvms, --payload and --microshift-dir are checked by the library
@@ -160,6 +212,7 @@ func runRebase(ctx context.Context, f *rebaseFlags, streams IOStreams) (err erro
 		Kustomize:         lvmsrebase.Kustomize,
 		ToolVersion:       version.String(),
 		Logger:            logger,
+		Provenance:        f.provenance.options(),
 	})
 	if res != nil && (err == nil || res.Drift) {
 		if perr := printResult(streams.Out, f.output, f.logs.quiet, res); perr != nil {
@@ -181,6 +234,30 @@ func runRebase(ctx context.Context, f *rebaseFlags, streams IOStreams) (err erro
 	return nil
 }
 
+// printProvenance says in one line what proved the run's digests.
+func printProvenance(b *strings.Builder, rep *provenance.Report) {
+	if rep == nil {
+		return
+	}
+	counts := map[string]int{}
+	for _, r := range rep.Records {
+		counts[r.Status]++
+	}
+	policy := rep.Policy
+	if rep.PolicyFile != "" {
+		policy = rep.PolicyFile
+	}
+	fmt.Fprintf(b, "  signatures (policy %s): %d signed, %d covered by a payload, %d unsigned", policy,
+		counts[provenance.StatusSigned], counts[provenance.StatusCovered], counts[provenance.StatusUnsigned])
+	if ci := len(rep.CIOnly()); ci > 0 {
+		fmt.Fprintf(b, ", %d CI-signed only", ci)
+	}
+	if rep.AllowUnsigned {
+		b.WriteString(" (--allow-unsigned)")
+	}
+	b.WriteString("\n")
+}
+
 // printResult prints the result as -o asks. The text summary leaves the warnings out: each was
 // printed on stderr when it arose (and -o json/yaml carry them as data). With -q (quiet) the
 // text summary is left out too; --diff's diff is what that mode asks for and still prints.
@@ -198,6 +275,7 @@ func printResult(w io.Writer, format string, quiet bool, res *rebase.Result) err
 	for _, e := range res.Excluded {
 		fmt.Fprintf(&b, "  not shipped: %s %s (%s): %s\n", e.Kind, e.Name, e.File, e.Reason)
 	}
+	printProvenance(&b, res.Provenance)
 	for _, d := range res.LockDrift {
 		fmt.Fprintf(&b, "  lock drift: %s\n", d)
 	}

@@ -50,7 +50,7 @@ func interruptStalledRun(t *testing.T, sig syscall.Signal, name string, code int
 	dir := copyTree(t, "../../../testdata/microshift")
 	before := treeHash(t, dir)
 	args := append([]string{"--microshift-dir", dir, "-a", e.authFile, "--cache-dir", e.cache, "--insecure-registry", e.reg.Host(),
-		"--ocp", "4.18", "--allow-base-mismatch", "-v", "1"}, e.reg.MirrorFlags()...) // -v 1: the phase's start line says when to signal
+		"--ocp", "4.18", "--allow-base-mismatch", "-v", "1"}, append(e.reg.MirrorFlags(), e.reg.SignatureFlags()...)...) // -v 1: the phase's start line says when to signal
 	b, _ := json.Marshal(args)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestMainHelper$")
 	cmd.Env = append(os.Environ(), "LVMS_REBASE_MAIN_ARGS="+string(b))

@@ -52,6 +52,9 @@ const (
 	// FaultRedirect answers 307 Temporary Redirect to Fault.Location, or to the request's own
 	// URL when Location is empty: a redirect loop, or a hop to another host.
 	FaultRedirect
+	// FaultHugeBody answers 200 with Fault.Size bytes of zeros, streamed under their
+	// Content-Length (a signature store serving a gigabyte under a signature's name).
+	FaultHugeBody
 )
 
 func (k FaultKind) String() string {
@@ -80,6 +83,8 @@ func (k FaultKind) String() string {
 		return "pause"
 	case FaultRedirect:
 		return "redirect"
+	case FaultHugeBody:
+		return "huge-body"
 	}
 	return "FaultKind(" + strconv.Itoa(int(k)) + ")"
 }
@@ -197,7 +202,7 @@ func (r *Registry) inject(next http.Handler) http.Handler {
 				_ = tc.SetLinger(0)
 			}
 			_ = conn.Close()
-		case FaultSelfLink, FaultEndlessPages, FaultHugeTagList, FaultWrongDigest:
+		case FaultSelfLink, FaultEndlessPages, FaultHugeTagList, FaultWrongDigest, FaultHugeBody:
 			r.hostile(w, req, f, next)
 		case FaultPause:
 			r.pause(w, req, f, next)

@@ -40,6 +40,21 @@ func (r *Registry) hostile(w http.ResponseWriter, req *http.Request, f *Fault, n
 		hugeTagList(w, req, size)
 	case FaultWrongDigest:
 		wrongDigest(w, req, size)
+	case FaultHugeBody:
+		hugeBody(w, size)
+	}
+}
+
+// hugeBody streams size zero bytes under their Content-Length, until the client stops reading.
+func hugeBody(w http.ResponseWriter, size int64) {
+	w.Header().Set("Content-Length", strconv.FormatInt(size, 10))
+	w.WriteHeader(http.StatusOK)
+	chunk := make([]byte, 64<<10)
+	for sent := int64(0); sent < size; sent += int64(len(chunk)) {
+		n := min(int64(len(chunk)), size-sent)
+		if _, err := w.Write(chunk[:n]); err != nil {
+			return
+		}
 	}
 }
 

@@ -86,6 +86,7 @@ type signer struct {
 	pushed  map[string]bool                // repo:tag pushed at run time
 	signing Signing
 	made    map[string]Signatures // repo@digest → what signing gave
+	blobs   map[string]bool       // the layer digests of the .sig manifests served
 }
 
 func newSigner(keys *testsign.Keys) (*signer, error) {
@@ -99,7 +100,7 @@ func newSigner(keys *testsign.Keys) (*signer, error) {
 	if err := keys.WritePolicy(filepath.Join(dir, "policy.json")); err != nil {
 		return nil, err
 	}
-	return &signer{keys: keys, dir: dir, known: map[string]map[string][]string{}, pushed: map[string]bool{}, signing: DefaultSigning(keys), made: map[string]Signatures{}}, nil
+	return &signer{keys: keys, dir: dir, known: map[string]map[string][]string{}, pushed: map[string]bool{}, signing: DefaultSigning(keys), made: map[string]Signatures{}, blobs: map[string]bool{}}, nil
 }
 
 // saw records that repo holds digest, under tag when ref is one.
@@ -187,6 +188,14 @@ func (r *Registry) SetSigning(f Signing) {
 // Keys are the keys the registry signs with.
 func (r *Registry) Keys() *testsign.Keys { return r.sign.keys }
 
+// SignatureBlob reports whether digest is a layer of a .sig manifest the registry served (a
+// signature payload, not an image's blob).
+func (r *Registry) SignatureBlob(digest string) bool {
+	r.sign.mu.Lock()
+	defer r.sign.mu.Unlock()
+	return r.sign.blobs[digest]
+}
+
 // PolicyFile is a containers-policy.json trusting the registry's keys (Keys.Policy).
 func (r *Registry) PolicyFile() string { return filepath.Join(r.sign.dir, "policy.json") }
 
@@ -223,6 +232,11 @@ func (r *Registry) serveSig(w http.ResponseWriter, req *http.Request, inner http
 		r.blobs.mem[d] = b
 	}
 	r.blobs.mu.Unlock()
+	r.sign.mu.Lock()
+	for d := range blobs {
+		r.sign.blobs[d] = true
+	}
+	r.sign.mu.Unlock()
 	sum := sha256.Sum256(raw)
 	w.Header().Set("Content-Type", "application/vnd.oci.image.manifest.v1+json")
 	w.Header().Set("Docker-Content-Digest", "sha256:"+hex.EncodeToString(sum[:]))

@@ -528,7 +528,7 @@ func platformChild(idx *v1.IndexManifest, goarch string) (v1.Descriptor, bool) {
 // and checks the config's platform. It returns the image manifest, the parsed manifest and
 // config, and the list digest when m was a list. pick, when set, names the layers the caller
 // is going to read; they are downloaded in parallel with the config.
-func (c *Client) image(ctx context.Context, m *manifest, goarch string, stats *Stats, pick layerPicker, s *stream) (*manifest, *v1.Manifest, *v1.ConfigFile, string, error) {
+func (c *Client) image(ctx context.Context, m *manifest, goarch string, stats *Stats, pick layerPicker, s *stream, onImage func(digest, list string)) (*manifest, *v1.Manifest, *v1.ConfigFile, string, error) {
 	listDigest := ""
 	if m.mediaType.IsIndex() {
 		idx, err := v1.ParseIndexManifest(bytes.NewReader(m.raw))
@@ -562,6 +562,9 @@ func (c *Client) image(ctx context.Context, m *manifest, goarch string, stats *S
 	if mf.Config.Size > safefile.DefaultMaxSize {
 		// The config is parsed in memory; real ones are a few KB.
 		return nil, nil, nil, "", &transport.LimitError{URL: m.ref.String(), Reason: fmt.Sprintf("config %s declares %d bytes, over the %d-byte cap of an image config", mf.Config.Digest, mf.Config.Size, safefile.DefaultMaxSize)}
+	}
+	if onImage != nil {
+		onImage(m.digest.String(), listDigest)
 	}
 	if pick != nil {
 		// The config and the layers the caller will read download together: one round
@@ -633,7 +636,7 @@ func (c *Client) ImageDigests(ctx context.Context, image string, arches []string
 		}
 		return out, nil
 	}
-	_, _, cfg, _, err := c.image(ctx, m, "", nil, nil, nil)
+	_, _, cfg, _, err := c.image(ctx, m, "", nil, nil, nil, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -671,6 +674,10 @@ type Request struct {
 	// start work that the verified result confirms. Called from one goroutine at a time; a
 	// path may be heard twice (a stream cut short is extracted again from the cache).
 	OnFile func(path string)
+	// OnImage, when set, hears the digest of the single-arch manifest the extraction reads (and
+	// the list's it was chosen from, "" for none) as soon as it is known, before its config and
+	// layers are fetched: a caller can start work on the digest (its signatures) meanwhile.
+	OnImage func(digest, listDigest string)
 }
 
 // Image is the single-arch image an extraction read.
@@ -707,7 +714,7 @@ func (c *Client) Extract(ctx context.Context, req Request, dir string) (*Stats, 
 		pick = topLayer
 		s = c.startStream(req, m, dir)
 	}
-	img, mf, _, listDigest, err := c.image(ctx, m, goarch, stats, pick, s.feeding())
+	img, mf, _, listDigest, err := c.image(ctx, m, goarch, stats, pick, s.feeding(), req.OnImage)
 	if err := s.wait(err); err != nil {
 		return nil, nil, err
 	}

@@ -139,7 +139,7 @@ func (c *Client) getSmall(ctx context.Context, u *url.URL, max int64) (Small, er
 	case resp.StatusCode != http.StatusOK:
 		return Small{}, &httpStatusError{url: transport.SafeURL(u), code: resp.StatusCode}
 	case resp.ContentLength > max:
-		return Small{}, &transport.LimitError{URL: transport.SafeURL(u), Reason: fmt.Sprintf("%d bytes, more than a signature may have (%d)", resp.ContentLength, max)}
+		return Small{}, &transport.LimitError{Reason: fmt.Sprintf("%d bytes, more than a signature may have (%d)", resp.ContentLength, max)}
 	}
 	// safefile: a download, bounded by max.
 	data, err := io.ReadAll(io.LimitReader(resp.Body, max+1))
@@ -147,7 +147,7 @@ func (c *Client) getSmall(ctx context.Context, u *url.URL, max int64) (Small, er
 	case err != nil:
 		return Small{}, err
 	case int64(len(data)) > max:
-		return Small{}, &transport.LimitError{URL: transport.SafeURL(u), Reason: fmt.Sprintf("more than %d bytes, more than a signature may have", max)}
+		return Small{}, &transport.LimitError{Reason: fmt.Sprintf("more than %d bytes, more than a signature may have", max)}
 	case resp.ContentLength >= 0 && int64(len(data)) != resp.ContentLength:
 		return Small{}, fmt.Errorf("short body (%d of %d bytes): %w", len(data), resp.ContentLength, io.ErrUnexpectedEOF)
 	}
