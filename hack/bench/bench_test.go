@@ -277,7 +277,7 @@ func TestWriteTable(t *testing.T) {
 		"critical-path estimate: 5 dependent round trips (ping, tag list, manifest, config + top layer, snapshot files) x 0.04s + 6.0 KiB / 100 Mbit/s = 0.20s",
 		// 4 × 0.04 + 0.00049 = 0.16049s; 1.25 / 0.16049 = 7.79
 		"streamed bound: 4 round trips (the snapshot files overlap the top layer, whose first file names their commit) = 0.16s; cold wall / streamed bound 7.79x",
-		"cold wall / legacy 0.25x (<= 0.25x), cold wall / critical path 6.23x (<= 1.3x), warm blob GETs 0 (= 0)",
+		"cold wall / legacy 0.25x (<= 0.25x), cold wall / critical path 6.23x (<= 1.3x), warm blob GETs 0 (= 0), warm signature requests 0 (= 0)",
 		"legacy-shaped / lvms-rebase cold: bytes 38400x",
 		"legacy-shaped phases: export payloads 4.00s",
 		"note: kubectl not found",

@@ -138,7 +138,7 @@ func benchRun(ctx context.Context, o *options, reg *testregistry.Registry, dir, 
 	}
 	args := append(append([]string{"--cache-dir", filepath.Join(dir, "cache-"+name), "--authfile", authFile,
 		"--insecure-registry", reg.Host(), "--mirror", "github.com=" + reg.Host() + "/github.com", "-o", "json"},
-		reg.MirrorFlags()...), extra...)
+		append(reg.MirrorFlags(), reg.SignatureFlags()...)...), extra...)
 	fmt.Fprintf(os.Stderr, "bench: %s\n", name)
 	reg.ResetStats()
 	m, err := runChild(ctx, o.rusage, o.bin, args, filepath.Join(dir, name+".json"), filepath.Join(dir, name+".log"))

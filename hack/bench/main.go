@@ -348,7 +348,7 @@ func runRebases(ctx context.Context, o *options, reg *testregistry.Registry, dir
 		"--insecure-registry", reg.Host(),
 		"--mirror", "github.com=" + reg.Host() + "/github.com",
 		"-o", "json",
-	}, reg.MirrorFlags()...)
+	}, append(reg.MirrorFlags(), reg.SignatureFlags()...)...)
 	var cold, warm *rebaseOutput
 	for _, run := range []struct {
 		name string
@@ -382,6 +382,14 @@ func runRebases(ctx context.Context, o *options, reg *testregistry.Registry, dir
 	}
 	if n := warm.changed(); n != 0 {
 		return fmt.Errorf("the warm run changed %d files in %s; it must report no changes", n, tree)
+	}
+	// Every digest is verified: a cold run that asked for no signature verified nothing, and
+	// a warm run answers every signature from the cache.
+	if mr.Cold.SignatureRequests == 0 {
+		return fmt.Errorf("the cold run asked for no signature in %s; every digest it writes must be verified", tree)
+	}
+	if n := mr.Warm.SignatureRequests; n != 0 {
+		return fmt.Errorf("the warm run sent %d signature requests in %s; the cache must answer them", n, tree)
 	}
 	mr.PayloadVersion, mr.Bundle = cold.PayloadVersion, cold.BundleVersion
 	return nil
@@ -515,6 +523,7 @@ func addStats(m *Measurement, s testregistry.Stats) {
 	m.Requests = s.Requests("", "")
 	m.BlobGETs = s.BlobGETs()
 	m.ManifestGETs = s.ManifestGETs()
+	m.SignatureRequests = s.Requests("", "/signature-") + s.Requests("", ".sig")
 }
 
 // bytesByKind splits the bytes served by what was asked for, in a fixed kind order.
@@ -527,6 +536,8 @@ func bytesByKind(s testregistry.Stats) []Part {
 			kind = "snapshot archives"
 		case strings.HasPrefix(p.Path, testregistry.RawFilePrefix):
 			kind = "snapshot files"
+		case strings.Contains(p.Path, "/signature-") || strings.HasSuffix(p.Path, ".sig"):
+			kind = "signatures"
 		case strings.HasSuffix(p.Path, "/tags/list"):
 			kind = "tag lists"
 		case strings.Contains(p.Path, "/manifests/"):
@@ -537,7 +548,7 @@ func bytesByKind(s testregistry.Stats) []Part {
 		sums[kind] += p.Bytes
 	}
 	out := make([]Part, 0, len(sums))
-	for _, k := range []string{"blobs", "manifests", "tag lists", "snapshot archives", "snapshot files", "other"} {
+	for _, k := range []string{"blobs", "manifests", "tag lists", "snapshot archives", "snapshot files", "signatures", "other"} {
 		if n, ok := sums[k]; ok {
 			out = append(out, Part{Name: k, Bytes: n})
 		}

@@ -2,8 +2,10 @@
 // (testdata/, `make fixtures`) from an OCI registry on 127.0.0.1 until interrupted. It is
 // what `make demo` runs; it lives here, not in lvms-rebase, so the shipped binary carries no
 // fixtures or test registry. Repositories keep their upstream host as a path prefix, so a
-// run points at it with the printed --mirror flags (which cover the snapshot files' raw URLs). The first
-// output line is "ready HOST" for scripts to wait on.
+// run points at it with the printed --mirror flags (which cover the snapshot files' raw URLs and the
+// signature stores). It signs what it serves with keys generated when it starts and prints a
+// --signature-policy file trusting them. The first output line is "ready HOST" for scripts to
+// wait on.
 package main
 
 import (
@@ -125,6 +127,8 @@ func (o *options) serve(ctx context.Context, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "mirror-flags %s\n", strings.Join(reg.MirrorFlags(), " "))
 	fmt.Fprintf(stdout, "snapshot-assets %s\n", reg.SnapshotAssetsURL())
 	fmt.Fprintf(stdout, "snapshot-files %s\n", reg.SnapshotFilesURL())
+	// The signatures it serves are made with keys generated now; this policy trusts them.
+	fmt.Fprintf(stdout, "signature-policy %s\n", reg.PolicyFile())
 	<-ctx.Done()
 	fmt.Fprintln(stderr, "dev-registry: shutting down")
 	return reg.Close()
