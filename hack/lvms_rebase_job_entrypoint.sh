@@ -43,16 +43,31 @@ outdated() {
     jq -r '.outdated[]' "${PR_DIR}/outdated.json"
 }
 
+# open_pr pushes lvms-rebase/<branch> and opens or updates its pull request with the body the
+# report names (a '/' in a branch name is '_' in its file name). The remote branch may hold a
+# reviewer's commits: it is pushed over only when every commit it has beyond <branch> was made
+# by this job's identity, and with a lease on the commit checked.
 open_pr() {
-    local branch="$1"
+    local branch="$1" body="$2"
     if [[ "${DRY_RUN}" == "y" ]]; then
-        echo "DRY_RUN: would push lvms-rebase/${branch} and open a pull request against ${branch} with ${PR_DIR}/${branch}.md"
+        echo "DRY_RUN: would push lvms-rebase/${branch} and open a pull request against ${branch} with ${body}"
         return
     fi
-    git push --force "${REMOTE}" "lvms-rebase/${branch}"
+    local remote foreign
+    remote="$(git ls-remote "${REMOTE}" "refs/heads/lvms-rebase/${branch}" | cut -f1)"
+    if [[ -n "${remote}" ]]; then
+        git fetch -q "${REMOTE}" "${remote}"
+        foreign="$(git log --format='%h %ce %s' "${branch}..${remote}" | grep -v " $(git config user.email) " || true)"
+        if [[ -n "${foreign}" ]]; then
+            echo "lvms-rebase/${branch} on ${REMOTE} holds commits this job did not make; not pushing over them:" >&2
+            echo "${foreign}" >&2
+            return 1
+        fi
+    fi
+    git push --force-with-lease="refs/heads/lvms-rebase/${branch}:${remote}" "${REMOTE}" "lvms-rebase/${branch}"
     gh pr create --base "${branch}" --head "lvms-rebase/${branch}" --title "[${branch}] LVMS rebase" \
-        --body-file "${PR_DIR}/${branch}.md" ||
-        gh pr edit "lvms-rebase/${branch}" --body-file "${PR_DIR}/${branch}.md"
+        --body-file "${body}" ||
+        gh pr edit "lvms-rebase/${branch}" --body-file "${body}"
 }
 
 main() {
@@ -71,11 +86,11 @@ main() {
     list="$(IFS=,; echo "${branches[*]}")"
     "${LVMS_REBASE}" --branches "${list}" --commit --pr-body-dir "${PR_DIR}" -o json -a "${PULL_SECRET}" "$@" \
         >"${PR_DIR}/rebase.json" || failed=1
-    local branch
-    for branch in $(jq -r '.items[] | select(.error == null or .error == "") | .branch' "${PR_DIR}/rebase.json"); do
+    local branch body
+    while IFS=$'\t' read -r branch body; do
         title "## Pull request for ${branch}"
-        open_pr "${branch}"
-    done
+        open_pr "${branch}" "${body}" || failed=1
+    done < <(jq -r '.items[] | select(.error == null or .error == "") | "\(.branch)\t\(.prBody)"' "${PR_DIR}/rebase.json")
     jq -r '.items[] | select(.error != null and .error != "") | "\(.branch): \(.error)"' "${PR_DIR}/rebase.json" >&2
     return "${failed}"
 }

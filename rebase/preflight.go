@@ -1,6 +1,7 @@
 package rebase
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"strings"
@@ -16,9 +17,10 @@ import (
 
 // preflight checks everything a run needs from the local machine before any network access
 // or write: the tree's shape (each arch's release JSON present and parseable), a git
-// repository with an identity for --commit, a writable --pr-body. Without it these failed
+// repository with an identity for --commit and no uncommitted change a commit would take
+// along (commit.Check), a writable --pr-body. Without it these failed
 // after the tree had been rewritten.
-func (r *run) preflight() error {
+func (r *run) preflight(ctx context.Context) error {
 	r.releaseData = map[string][]byte{}
 	for _, a := range r.arches {
 		rel := releasefile.RepoPath(a)
@@ -41,7 +43,7 @@ func (r *run) preflight() error {
 		}
 	}
 	if r.opts.Commit && r.opts.Mode == ModeWrite {
-		if err := commit.Check(r.opts.MicroShiftDir); err != nil {
+		if err := commit.Check(ctx, r.opts.MicroShiftDir); err != nil {
 			return err
 		}
 	}

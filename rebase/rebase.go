@@ -64,7 +64,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if err != nil {
 		return res, err
 	}
-	if err := r.settle(res); err != nil {
+	if err := r.settle(ctx, res); err != nil {
 		return nil, err
 	}
 	return res, r.steps(ctx, res)
@@ -73,7 +73,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 // settle fixes everything the steps read before any network access: the lock found in the
 // tree, the OpenShift minor and the payload rule (with --check, the lock's pins), the image
 // source, and the local checks of preflight.
-func (r *run) settle(res *Result) error {
+func (r *run) settle(ctx context.Context, res *Result) error {
 	root := r.opts.MicroShiftDir
 	old, err := readLock(root)
 	if err != nil {
@@ -105,7 +105,7 @@ func (r *run) settle(res *Result) error {
 		return err
 	}
 	r.arches = r.src.Arches()
-	if err := r.preflight(); err != nil {
+	if err := r.preflight(ctx); err != nil {
 		return err
 	}
 	r.verification, err = newVerification(r.opts, r.src, r.old)

@@ -60,6 +60,8 @@ type Options struct {
 	Mode Mode
 	// Commit makes git commits in the checkout per phase (lock, images, manifests).
 	Commit bool
+	// CommitMessage, with Commit, makes one commit with this message instead of one per phase.
+	CommitMessage string
 	// PRBody, when set, is a file to write a markdown pull-request body to.
 	PRBody string
 	// Kustomize is the tree with base/ and overlays/ (normally lvmsrebase.Kustomize).
@@ -111,7 +113,11 @@ type Result struct {
 	Phases   []Phase
 	Fetched  []source.FetchStats // bytes pulled per image (bundle, payloads)
 	Commits  []string
-	Drift    bool
+	// Uncommitted are the files lvms-rebase writes that differ from HEAD after a run without
+	// --commit in a git work tree: "no changes" means no change to the tree, not that it
+	// matches what is committed.
+	Uncommitted []string
+	Drift       bool
 	// LockDrift lists where the lock file differs from its files and inputs (--check).
 	LockDrift []string
 	// Recovered lists interrupted writes of earlier runs that this run repaired first.

@@ -102,6 +102,7 @@ func (r *run) resultOfFiles(o outs, res *Result, final bool) {
 		return
 	}
 	res.Changes, res.Semantic, res.Formatting, res.Diff, res.Commits = w.changes, w.semantic, w.formatting, w.diff, w.commits
+	res.Uncommitted = w.uncommitted
 	res.Drift = res.Drift || w.drift
 	res.LockDrift = append(res.LockDrift, w.lockDrift...)
 }

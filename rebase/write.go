@@ -9,7 +9,6 @@ import (
 
 	"github.com/lvms-rebase/lvms-rebase/internal/graph"
 	"github.com/lvms-rebase/lvms-rebase/internal/safefile"
-	"github.com/lvms-rebase/lvms-rebase/rebase/commit"
 	"github.com/lvms-rebase/lvms-rebase/rebase/keepstyle"
 	"github.com/lvms-rebase/lvms-rebase/rebase/lock"
 	"github.com/lvms-rebase/lvms-rebase/rebase/option"
@@ -26,17 +25,19 @@ type written struct {
 	formatting []string
 	diff       string
 	commits    []string
-	drift      bool
-	lockDrift  []string
+	// uncommitted are the files the run writes that differ from HEAD (runs without --commit).
+	uncommitted []string
+	drift       bool
+	lockDrift   []string
 }
 
 // write writes the files into the checkout (or, by mode, only plans, diffs or checks them
 // against it). summary is the result of the steps before it, for the PR body.
-func (r *run) write(ctx context.Context, _ *graph.Step, rec recordsOut, summary func() *Result) (written, error) {
+func (r *run) write(ctx context.Context, s *graph.Step, rec recordsOut, summary func() *Result) (written, error) {
 	if r.opts.Mode == ModeCheck {
 		return r.check(rec)
 	}
-	return r.writeTree(ctx, rec, summary)
+	return r.writeTree(ctx, s, rec, summary)
 }
 
 // check compares the tree and its lock file with what the lock's inputs rendered.
@@ -83,7 +84,7 @@ func (r *run) check(rec recordsOut) (written, error) {
 // body and commits. A cancelled ctx (SIGINT, SIGTERM, --timeout) stops it before the swap with
 // the tree untouched, or lets a started swap finish and stops right after it: the PR body and
 // the commits would describe a run that was asked to stop.
-func (r *run) writeTree(ctx context.Context, rec recordsOut, summary func() *Result) (written, error) {
+func (r *run) writeTree(ctx context.Context, s *graph.Step, rec recordsOut, summary func() *Result) (written, error) {
 	root, files, managed := r.opts.MicroShiftDir, rec.files, rec.managed
 	var w written
 	if err := treeScope().Covers(files, managed); err != nil {
@@ -119,14 +120,15 @@ func (r *run) writeTree(ctx context.Context, rec recordsOut, summary func() *Res
 	if ctx.Err() != nil {
 		return w, r.stoppedAfterSwap(w.changes)
 	}
+	if w.uncommitted, err = r.reportUncommitted(ctx, s, w.changes); err != nil {
+		return w, err
+	}
 	if r.opts.PRBody != "" {
 		if err := r.writePRBody(summary(), w, planned, before, files); err != nil {
 			return w, err
 		}
 	}
-	if r.opts.Mode == ModeWrite && r.opts.Commit && w.changes.Changed() {
-		w.commits, err = commit.Phases(ctx, root, managed, rec.recordPaths)
-	}
+	w.commits, err = r.commit(ctx, rec, w.changes)
 	return w, err
 }
 
@@ -153,7 +155,7 @@ func (r *run) writePRBody(res *Result, w written, changes *tree.Changes, before,
 		NewVersion: res.BundleVersion, NewPayload: res.PayloadVersion,
 		Undeclared: res.UndeclaredImages, Excluded: res.Excluded, Recipes: res.RecipeChanges,
 		Semantic: w.semantic, Formatting: w.formatting,
-		ImageUses: res.ImageUses, Arches: r.arches, RBAC: res.RBAC, Warnings: res.Warnings, Provenance: res.Provenance}
+		ImageUses: res.ImageUses, Arches: r.arches, RBAC: res.RBAC, Warnings: res.Warnings, Provenance: res.Provenance, Uncommitted: w.uncommitted}
 	// "before" is what the tree recorded (the lock, else its bundle record and release.base),
 	// read as `lvms-rebase outdated` reads it, before the write.
 	if rec := r.recorded; rec != nil {

@@ -8,6 +8,9 @@ type BranchRebaseList struct {
 	Items []BranchRebase `json:"items"`
 	// Failed lists the branches that failed.
 	Failed []string `json:"failed"`
+	// StaleWorktrees are the worktrees of an earlier, killed run of the tool that this run
+	// removed first.
+	StaleWorktrees []string `json:"staleWorktrees,omitempty"`
 }
 
 // BranchRebase is one branch's outcome.

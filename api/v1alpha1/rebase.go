@@ -67,6 +67,10 @@ type RebaseResult struct {
 	Fetched []FetchStats `json:"fetched"`
 	// Commits are the commits --commit made, oldest first.
 	Commits []string `json:"commits,omitempty"`
+	// Uncommitted are the files lvms-rebase writes that differ from HEAD after a run without
+	// --commit in a git work tree: "no changes" means no change to the tree, not that it
+	// matches what is committed.
+	Uncommitted []string `json:"uncommitted,omitempty"`
 	// Drift is true when --check found the tree or the lock differing from what the lock's
 	// inputs render.
 	Drift bool `json:"drift"`

@@ -4,13 +4,13 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/lvms-rebase/lvms-rebase/applier/releasefile"
+	"github.com/lvms-rebase/lvms-rebase/internal/git"
 	"github.com/lvms-rebase/lvms-rebase/internal/testing/testregistry"
 )
 
@@ -47,27 +47,24 @@ func fleetBranches(minors []string, n int) (names, of []string) {
 // makeBenchClone builds a git clone whose branch bench-i is o.microshift with release.base
 // set to GA X.Y.0 of its minor (the rebase then takes the newest payload of that minor).
 func makeBenchClone(ctx context.Context, dir, microshift string, names, minors []string) error {
-	git := func(args ...string) error {
-		cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir, "-c", "user.name=bench", "-c", "user.email=bench@localhost"}, args...)...)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("git %s: %v: %s", strings.Join(args, " "), err, out)
-		}
-		return nil
+	run := func(args ...string) error {
+		_, err := git.Run(ctx, dir, append([]string{"-c", "user.name=bench", "-c", "user.email=bench@localhost"}, args...)...)
+		return err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	if err := git("init", "-q", "-b", "bench-base"); err != nil {
+	if err := run("init", "-q", "-b", "bench-base"); err != nil {
 		return err
 	}
-	if err := git("commit", "-q", "--allow-empty", "-m", "base"); err != nil {
+	if err := run("commit", "-q", "--allow-empty", "-m", "base"); err != nil {
 		return err
 	}
 	for i, b := range names {
-		if err := git("checkout", "-q", "--orphan", b); err != nil {
+		if err := run("checkout", "-q", "--orphan", b); err != nil {
 			return err
 		}
-		if err := git("rm", "-rfq", "--ignore-unmatch", "."); err != nil {
+		if err := run("rm", "-rfq", "--ignore-unmatch", "."); err != nil {
 			return err
 		}
 		if err := copyTree(microshift, dir); err != nil {
@@ -84,14 +81,14 @@ func makeBenchClone(ctx context.Context, dir, microshift string, names, minors [
 				return err
 			}
 		}
-		if err := git("add", "-A"); err != nil {
+		if err := run("add", "-A"); err != nil {
 			return err
 		}
-		if err := git("commit", "-q", "-m", "tree of "+b); err != nil {
+		if err := run("commit", "-q", "-m", "tree of "+b); err != nil {
 			return err
 		}
 	}
-	return git("checkout", "-q", "bench-base")
+	return run("checkout", "-q", "bench-base")
 }
 
 // benchFleet measures a two- and a four-branch run against single runs of each branch.

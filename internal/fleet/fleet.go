@@ -1,9 +1,17 @@
 // Package fleet rebases several branches of a MicroShift clone in one run. Each branch is
 // rebased in its own temporary `git worktree` (detached at the branch), so the checked-out
 // branch, the work tree and the index of the clone are never touched; the result of branch
-// b is put on the local branch lvms-rebase/b (replaced if it exists). The runs share one
-// cache directory, run with bounded parallelism, and are reported in the order given; a
-// failing branch is reported with its error while the others finish.
+// b is put on the local branch lvms-rebase/b. The runs share one cache directory, run with
+// bounded parallelism, and are reported in the order given; a failing branch is reported with
+// its error while the others finish.
+//
+// What can be known before any work is checked first: the branch names (each a local branch,
+// no revision, no duplicate, and every name derived from them — PR body file, result branch —
+// distinct, also on a case-insensitive file system), git's identity, and for each branch
+// whether lvms-rebase/b may be moved: only when the tool put it where it is (its reflog says
+// so) or it holds no commit b lacks; a reviewer's commit on it is never moved over. Worktrees
+// left by a killed run of the tool are removed (only those it can prove are its own, by their
+// marker and a free lock) and reported.
 package fleet
 
 import (
@@ -11,13 +19,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
-	"sync"
+	"runtime/debug"
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/lvms-rebase/lvms-rebase/internal/gittree"
+	"github.com/lvms-rebase/lvms-rebase/internal/git"
 	"github.com/lvms-rebase/lvms-rebase/rebase"
+	"github.com/lvms-rebase/lvms-rebase/rebase/commit"
+	"github.com/lvms-rebase/lvms-rebase/rebase/option"
 )
 
 // ResultPrefix prefixes the branch that receives a branch's result.
@@ -31,7 +40,7 @@ const DefaultParallel = 2
 type Options struct {
 	// Repo is the clone.
 	Repo string
-	// Branches to rebase, in output order.
+	// Branches to rebase, in output order: local branch names, at least one.
 	Branches []string
 	// Rebase is the per-branch template: MicroShiftDir and PRBody are set per branch, Mode
 	// is write. Commit makes the per-phase commits; without it one commit holds the run.
@@ -58,10 +67,13 @@ type Report struct {
 	Items []BranchResult
 	// Failed lists the branches that failed.
 	Failed []string
+	// StaleWorktrees are the worktrees of an earlier, killed run of the tool that this run
+	// removed first.
+	StaleWorktrees []string
 }
 
-// Run rebases every branch; the error return is for the clone itself (a branch's failure is
-// in its BranchResult).
+// Run rebases every branch; the error return is for the clone and the names given (a
+// branch's failure is in its BranchResult).
 func Run(ctx context.Context, o Options) (*Report, error) {
 	// What every branch's run would refuse is refused once, before any worktree.
 	check := o.Rebase
@@ -69,24 +81,35 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if err := check.Validate(); err != nil {
 		return nil, err
 	}
-	if _, err := gittree.Git(o.Repo, "rev-parse", "--git-dir"); err != nil {
+	if _, err := git.Run(ctx, o.Repo, "rev-parse", "--git-dir"); err != nil {
 		return nil, fmt.Errorf("%s: not a git clone: %w", o.Repo, err)
+	}
+	plans, err := planBranches(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	// Every branch ends in a commit, with --commit or not: git must know who makes it.
+	if err := commit.CheckIdentity(ctx, o.Repo); err != nil {
+		return nil, err
 	}
 	if o.PRBodyDir != "" {
 		if err := os.MkdirAll(o.PRBodyDir, 0o755); err != nil {
-			return nil, fmt.Errorf("PR body directory: %w", err)
+			return nil, &option.Error{Option: option.PRBodyDir, Err: err}
 		}
 	}
-	rep := &Report{Items: make([]BranchResult, len(o.Branches)), Failed: []string{}}
 	wts := &worktrees{repo: o.Repo}
+	rep := &Report{Items: make([]BranchResult, len(plans)), Failed: []string{}}
+	if rep.StaleWorktrees, err = wts.removeStale(ctx); err != nil {
+		return nil, err
+	}
 	g := errgroup.Group{}
 	g.SetLimit(max(o.Parallel, 1))
 	if o.Parallel == 0 {
 		g.SetLimit(DefaultParallel)
 	}
-	for i, b := range o.Branches {
+	for i, p := range plans {
 		g.Go(func() error {
-			rep.Items[i] = runBranch(ctx, o, wts, b)
+			rep.Items[i] = runBranch(ctx, o, wts, p)
 			return nil
 		})
 	}
@@ -100,91 +123,58 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 }
 
 // runBranch rebases one branch in a temporary worktree and moves lvms-rebase/<b> to the
-// result when the run succeeds (a failed run leaves lvms-rebase/<b> as it was).
-func runBranch(ctx context.Context, o Options, wts *worktrees, branch string) BranchResult {
-	br := BranchResult{Branch: branch}
+// result when the run succeeds (a failed run leaves lvms-rebase/<b> as it was). A panic in
+// the branch's run is that branch's error.
+func runBranch(ctx context.Context, o Options, wts *worktrees, p plan) (br BranchResult) {
+	br = BranchResult{Branch: p.branch}
 	fail := func(err error) BranchResult {
 		br.Error = err.Error()
 		return br
 	}
-	if _, err := gittree.Git(o.Repo, "rev-parse", "--verify", "-q", "refs/heads/"+branch); err != nil {
-		return fail(fmt.Errorf("branch %s: not a local branch of %s", branch, o.Repo))
+	defer func() {
+		if v := recover(); v != nil {
+			br = fail(fmt.Errorf("branch %s: internal error: %v\n%s", p.branch, v, debug.Stack()))
+		}
+	}()
+	if p.problem != nil {
+		return fail(p.problem)
 	}
-	wt, err := wts.add(branch)
-	if err != nil {
+	if err := checkReadable(ctx, o.Repo, p); err != nil {
 		return fail(err)
 	}
-	defer wts.remove(wt)
+	wt, err := wts.add(ctx, p.commit)
+	if err != nil {
+		return fail(fmt.Errorf("branch %s: %w", p.branch, err))
+	}
+	defer wts.remove(ctx, wt)
 	opts := o.Rebase
-	opts.MicroShiftDir, opts.Mode = wt, rebase.ModeWrite
+	opts.MicroShiftDir, opts.Mode = wt.dir, rebase.ModeWrite
+	if !opts.Commit {
+		opts.Commit, opts.CommitMessage = true, "lvms-rebase: update LVMS on "+p.branch
+	}
 	if o.PRBodyDir != "" {
-		opts.PRBody = filepath.Join(o.PRBodyDir, strings.ReplaceAll(branch, "/", "_")+".md")
+		opts.PRBody = filepath.Join(o.PRBodyDir, p.prBody)
 	}
 	res, err := rebase.Run(ctx, opts)
 	br.Result = res
 	if err != nil {
-		return fail(fmt.Errorf("branch %s: %w", branch, err))
+		return fail(fmt.Errorf("branch %s: %w", p.branch, err))
 	}
-	if !opts.Commit {
-		if err := commitAll(wt, branch); err != nil {
-			return fail(err)
-		}
-	}
-	tip, err := gittree.Git(wt, "rev-parse", "HEAD")
+	tip, err := git.Line(ctx, wt.dir, "rev-parse", "HEAD")
 	if err != nil {
 		return fail(err)
 	}
-	br.Commit, br.ResultBranch, br.PRBody = strings.TrimSpace(string(tip)), ResultPrefix+branch, opts.PRBody
-	if _, err := gittree.Git(o.Repo, "branch", "-f", br.ResultBranch, br.Commit); err != nil {
+	if ctx.Err() != nil {
+		return fail(fmt.Errorf("branch %s: rebased and committed at %.12s, but %s was not moved: %w", p.branch, tip, p.result, context.Cause(ctx)))
+	}
+	if err := moveResult(ctx, o.Repo, p, tip); err != nil {
 		return fail(err)
 	}
+	br.Commit, br.ResultBranch, br.PRBody = tip, p.result, opts.PRBody
 	return br
 }
 
-// commitAll commits everything the run changed as one commit (runs without --commit).
-func commitAll(wt, branch string) error {
-	if _, err := gittree.Git(wt, "add", "-A"); err != nil {
-		return err
-	}
-	if out, err := gittree.Git(wt, "status", "--porcelain"); err != nil || len(out) == 0 {
-		return err
-	}
-	_, err := gittree.Git(wt, "commit", "-q", "-m", "lvms-rebase: update LVMS on "+branch)
-	return err
-}
-
-// worktrees adds and removes the temporary worktrees of one clone. git is not safe against
-// itself here: `worktree remove` deletes .git/worktrees when it empties it, and an `add` at
-// the same moment fails with "Invalid path '.git/worktrees'" (a fast-failing branch did that
-// to its neighbour). The calls are serialized; the rebases between them run in parallel.
-type worktrees struct {
-	repo string
-	mu   sync.Mutex
-}
-
-// add checks branch out, detached, in a new temporary directory and returns its path.
-func (w *worktrees) add(branch string) (string, error) {
-	parent, err := os.MkdirTemp("", "lvms-rebase-worktree-")
-	if err != nil {
-		return "", err
-	}
-	// git names a worktree's admin directory (.git/worktrees/<name>) after the path's last
-	// element and picks a free name without a lock: branches added at the same time under one
-	// leaf name ("tree") raced for it. The temporary directory's own name is unique.
-	wt := filepath.Join(parent, filepath.Base(parent))
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if _, err := gittree.Git(w.repo, "worktree", "add", "-q", "--detach", wt, "refs/heads/"+branch); err != nil {
-		_ = os.RemoveAll(parent)
-		return "", err
-	}
-	return wt, nil
-}
-
-// remove removes a worktree add made, with its temporary directory.
-func (w *worktrees) remove(wt string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	_, _ = gittree.Git(w.repo, "worktree", "remove", "-f", wt)
-	_ = os.RemoveAll(filepath.Dir(wt))
+// branchError is a branch's failure with the branch named first.
+func branchError(branch, format string, a ...any) error {
+	return fmt.Errorf("branch %s: %s", branch, fmt.Sprintf(format, a...))
 }

@@ -3,39 +3,33 @@
 // cat-file per file read). Its reads follow internal/safefile's policy for a tree's files,
 // with safefile's errors: only regular files are readable (a symlink or submodule is an
 // error, as the rebase never follows links), and each read is capped (safefile.DefaultMaxSize
-// unless the reader asks for less, safefile.ReadFS).
+// unless the reader asks for less, safefile.ReadFS). git runs through internal/git, with the
+// context given to Open.
 package gittree
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io/fs"
-	"os/exec"
+	"maps"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/lvms-rebase/lvms-rebase/internal/git"
 	"github.com/lvms-rebase/lvms-rebase/internal/safefile"
 )
 
 // MaxFileSize caps one file read from a tree: the cap of a checkout's files.
 const MaxFileSize = safefile.DefaultMaxSize
 
-// Git runs git in repo and returns its stdout; the error carries git's stderr.
-func Git(repo string, args ...string) ([]byte, error) {
-	cmd := exec.Command("git", append([]string{"-C", repo}, args...)...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("git %s in %s: %v: %s", strings.Join(args, " "), repo, err, strings.TrimSpace(errb.String()))
-	}
-	return out.Bytes(), nil
-}
-
-// Branches lists the repository's local branch names, sorted.
-func Branches(repo string) ([]string, error) {
-	out, err := Git(repo, "for-each-ref", "--format=%(refname:short)", "refs/heads/")
+// Branches lists the repository's local branch names, sorted (refs/heads/ only: a
+// remote-tracking branch or a tag is not a branch of the clone).
+func Branches(ctx context.Context, repo string) ([]string, error) {
+	out, err := git.Run(ctx, repo, "for-each-ref", "--format=%(refname:lstrip=2)", "refs/heads/")
 	if err != nil {
 		return nil, err
 	}
@@ -44,6 +38,7 @@ func Branches(repo string) ([]string, error) {
 
 // Tree is one commit's tree. It implements fs.FS and fs.ReadFileFS.
 type Tree struct {
+	ctx       context.Context
 	repo, rev string
 	// Commit is the commit id rev resolved to.
 	Commit string
@@ -55,14 +50,18 @@ type entry struct {
 	size      int64
 }
 
-// Open reads the tree of rev (a branch name, tag or commit) in repo.
-func Open(repo, rev string) (*Tree, error) {
-	id, err := Git(repo, "rev-parse", "--verify", "-q", rev+"^{commit}")
+// Open reads the tree of rev (a branch name, tag or commit) in repo. Reads of its files run
+// git with ctx.
+func Open(ctx context.Context, repo, rev string) (*Tree, error) {
+	id, err := git.Line(ctx, repo, "rev-parse", "--verify", "-q", rev+"^{commit}")
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil, err
+		}
 		return nil, fmt.Errorf("%s: not a commit in %s", rev, repo)
 	}
-	t := &Tree{repo: repo, rev: rev, Commit: strings.TrimSpace(string(id)), files: map[string]entry{}}
-	out, err := Git(repo, "ls-tree", "-r", "-z", "--long", "--full-tree", t.Commit)
+	t := &Tree{ctx: ctx, repo: repo, rev: rev, Commit: id, files: map[string]entry{}}
+	out, err := git.Run(ctx, repo, "ls-tree", "-r", "-z", "--long", "--full-tree", t.Commit)
 	if err != nil {
 		return nil, err
 	}
@@ -86,6 +85,16 @@ func Open(repo, rev string) (*Tree, error) {
 	return t, nil
 }
 
+// Names lists the paths of the tree's entries (files, links, submodules), sorted.
+func (t *Tree) Names() []string { return slices.Sorted(maps.Keys(t.files)) }
+
+// Stat gives an entry's git mode ("100644", "100755", "120000" a symlink, "160000" a
+// submodule) and size.
+func (t *Tree) Stat(name string) (mode string, size int64, ok bool) {
+	e, ok := t.files[name]
+	return e.mode, e.size, ok
+}
+
 // ReadFile returns the content of a regular file of the tree.
 func (t *Tree) ReadFile(name string) ([]byte, error) { return t.ReadFileMax(name, MaxFileSize) }
 
@@ -95,21 +104,37 @@ func (t *Tree) ReadFileMax(name string, max int64) ([]byte, error) {
 	if max <= 0 || max > MaxFileSize {
 		max = MaxFileSize
 	}
+	if err := t.Check(name, max); err != nil {
+		return nil, err
+	}
+	data, err := git.Cmd{Dir: t.repo, Args: []string{"cat-file", "blob", t.files[name].oid}, MaxOutput: max}.Output(t.ctx)
+	if err != nil {
+		return nil, &fs.PathError{Op: "read", Path: name, Err: err}
+	}
+	return data, nil
+}
+
+// Check says, without reading it, whether ReadFileMax(name, max) may read the entry name: the
+// same errors (safefile's for a link, a submodule or a file over max, named rev:name).
+func (t *Tree) Check(name string, max int64) error {
+	if max <= 0 || max > MaxFileSize {
+		max = MaxFileSize
+	}
 	if !fs.ValidPath(name) {
-		return nil, &fs.PathError{Op: "read", Path: name, Err: fs.ErrInvalid}
+		return &fs.PathError{Op: "read", Path: name, Err: fs.ErrInvalid}
 	}
 	e, ok := t.files[name]
 	if !ok {
-		return nil, &fs.PathError{Op: "read", Path: name, Err: fs.ErrNotExist}
+		return &fs.PathError{Op: "read", Path: name, Err: fs.ErrNotExist}
 	}
 	at := t.rev + ":" + name // the name errors give, as git spells a file of a revision
 	if e.mode != "100644" && e.mode != "100755" {
-		return nil, &safefile.Error{Path: at, Mode: gitMode(e.mode), What: gitKind(e.mode)}
+		return &safefile.Error{Path: at, Mode: gitMode(e.mode), What: gitKind(e.mode)}
 	}
 	if e.size > max {
-		return nil, &safefile.Error{Path: at, Size: e.size, Max: max}
+		return &safefile.Error{Path: at, Size: e.size, Max: max}
 	}
-	return Git(t.repo, "cat-file", "blob", e.oid)
+	return nil
 }
 
 // gitMode is the file type of a git tree entry's mode that is not a regular file.

@@ -1,6 +1,7 @@
 package gittree
 
 import (
+	"context"
 	"errors"
 	"io"
 	"io/fs"
@@ -21,7 +22,7 @@ import (
 // tree, a directory or a missing file is not served.
 func TestTreeReadsRegularFilesOnly(t *testing.T) {
 	repo := testRepo(t)
-	tree, err := Open(repo, "main")
+	tree, err := Open(context.Background(), repo, "main")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +61,7 @@ func TestTreeReadsRegularFilesOnly(t *testing.T) {
 
 // TestTreeOpenGivesAFile: Open serves a regular file with its size and base name.
 func TestTreeOpenGivesAFile(t *testing.T) {
-	tree, err := Open(testRepo(t), "main")
+	tree, err := Open(context.Background(), testRepo(t), "main")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +84,7 @@ func TestTreeOpenGivesAFile(t *testing.T) {
 func TestOpenNamesWhatIsNoCommit(t *testing.T) {
 	repo := testRepo(t)
 	for _, rev := range []string{"release-9.9", "main:assets"} {
-		if _, err := Open(repo, rev); err == nil || !strings.Contains(err.Error(), rev) {
+		if _, err := Open(context.Background(), repo, rev); err == nil || !strings.Contains(err.Error(), rev) {
 			t.Errorf("Open(%q): %v, want an error naming it", rev, err)
 		}
 	}
@@ -94,15 +95,14 @@ func TestBranches(t *testing.T) {
 	gitrepo.Git(t, repo, "branch", "release-4.18")
 	gitrepo.Git(t, repo, "branch", "jdoe/feature")
 	gitrepo.Git(t, repo, "update-ref", "refs/remotes/origin/release-4.17", "main")
-	got, err := Branches(repo)
+	// A tag named as a branch makes refname:short say "heads/main"; the branch is "main".
+	gitrepo.Git(t, repo, "tag", "main")
+	got, err := Branches(context.Background(), repo)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff([]string{"jdoe/feature", "main", "release-4.18"}, got); diff != "" {
 		t.Errorf("Branches (-want +got):\n%s", diff)
-	}
-	if _, err := Git(repo, "rev-parse", "--verify", "nope"); err == nil || !strings.Contains(err.Error(), "rev-parse --verify nope") {
-		t.Errorf("a failing git call: %v, want an error naming the command", err)
 	}
 }
 
@@ -130,7 +130,7 @@ func testRepo(t *testing.T) string {
 // TestReadFileMaxIsSafefilePolicy: safefile.ReadFS leaves a clone's reads to the tree,
 // which applies the reader's smaller cap with safefile's error.
 func TestReadFileMaxIsSafefilePolicy(t *testing.T) {
-	tree, err := Open(testRepo(t), "main")
+	tree, err := Open(t.Context(), testRepo(t), "main")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,12 +9,16 @@ package outdated
 import (
 	"context"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/lvms-rebase/lvms-rebase/internal/git"
 	"github.com/lvms-rebase/lvms-rebase/internal/gittree"
+	"github.com/lvms-rebase/lvms-rebase/rebase/option"
 	"github.com/lvms-rebase/lvms-rebase/rebase/provenance"
 	"github.com/lvms-rebase/lvms-rebase/rebase/recorded"
 	"github.com/lvms-rebase/lvms-rebase/rebase/source"
@@ -83,10 +87,12 @@ type Report struct {
 type Options struct {
 	// Repo is the clone (any directory inside its work tree, or a bare repository).
 	Repo string
-	// Branches to check; empty means DefaultBranches.
+	// Branches to check, local branch names; nil means DefaultBranches (an empty default set
+	// is an error, never "every branch current").
 	Branches []string
 	// Source configures the registry access; one source answers for every branch (each
-	// repository's tags are listed once).
+	// repository's tags are listed once). It pins nothing: a pinned bundle or payload names
+	// one tree's inputs, while Check answers what a plain run of each branch would pick.
 	Source source.Options
 	// Parallel bounds the branches read at once (default 4).
 	Parallel int
@@ -100,8 +106,8 @@ var branchRE = regexp.MustCompile(`^(main|release-[45]\.[0-9]+)$`)
 
 // DefaultBranches are the local branches named main, release-4.Y or release-5.Y whose tree
 // has assets/release/release-x86_64.json (a MicroShift branch with embedded storage).
-func DefaultBranches(repo string) ([]string, error) {
-	all, err := gittree.Branches(repo)
+func DefaultBranches(ctx context.Context, repo string) ([]string, error) {
+	all, err := gittree.Branches(ctx, repo)
 	if err != nil {
 		return nil, err
 	}
@@ -110,7 +116,7 @@ func DefaultBranches(repo string) ([]string, error) {
 		if !branchRE.MatchString(b) {
 			continue
 		}
-		if _, err := gittree.Git(repo, "cat-file", "-e", "refs/heads/"+b+":"+recorded.BaseFile); err == nil {
+		if _, err := git.Run(ctx, repo, "cat-file", "-e", "refs/heads/"+b+":"+recorded.BaseFile); err == nil {
 			out = append(out, b)
 		}
 	}
@@ -118,17 +124,19 @@ func DefaultBranches(repo string) ([]string, error) {
 }
 
 // Check reports every branch; a branch that cannot be read is reported with status error
-// and the others are still checked. The error return is for the clone itself.
+// and the others are still checked. The error return is for the clone itself, the options
+// (an *option.Error: a pin, a name that is no branch name, a name given twice) and an empty
+// set of branches to check.
 func Check(ctx context.Context, o Options) (*Report, error) {
-	if _, err := gittree.Git(o.Repo, "rev-parse", "--git-dir"); err != nil {
+	if err := checkPins(o.Source); err != nil {
+		return nil, err
+	}
+	if _, err := git.Run(ctx, o.Repo, "rev-parse", "--git-dir"); err != nil {
 		return nil, fmt.Errorf("%s: not a git clone: %w", o.Repo, err)
 	}
-	branches := o.Branches
-	if len(branches) == 0 {
-		var err error
-		if branches, err = DefaultBranches(o.Repo); err != nil {
-			return nil, err
-		}
+	branches, refs, err := branchesToCheck(ctx, o)
+	if err != nil {
+		return nil, err
 	}
 	src, err := source.New(o.Source)
 	if err != nil {
@@ -138,13 +146,19 @@ func Check(ctx context.Context, o Options) (*Report, error) {
 		o.Parallel = 4
 	}
 	// Branches are read in parallel (git processes, registry answers shared through src) and
-	// reported in the order given.
+	// reported in the order given; a panic reading one is that branch's error.
 	items := make([]Status, len(branches))
 	var g errgroup.Group
 	g.SetLimit(o.Parallel)
 	for i, b := range branches {
 		g.Go(func() error {
-			items[i] = checkBranch(ctx, src, o, b)
+			defer func() {
+				if v := recover(); v != nil {
+					items[i] = Status{Branch: b, Status: Error,
+						Reason: fmt.Sprintf("branch %s: internal error: %v", b, v)}
+				}
+			}()
+			items[i] = checkBranch(ctx, src, o, refs, b)
 			return nil
 		})
 	}
@@ -161,13 +175,84 @@ func Check(ctx context.Context, o Options) (*Report, error) {
 	return rep, nil
 }
 
-func checkBranch(ctx context.Context, src *source.Source, o Options, branch string) Status {
+// checkPins refuses source pins: each branch's inputs are its own tree's.
+func checkPins(o source.Options) error {
+	if o.BundleRef != "" {
+		return option.Errorf(option.LVMSBundle, "%q: outdated answers what a plain rebase of each branch picks; a pinned bundle does not apply", o.BundleRef)
+	}
+	for _, a := range slices.Sorted(maps.Keys(o.ReleaseRefs)) {
+		return option.Errorf(option.For(option.OCPRelease, a), "%q: outdated answers what a plain rebase of each branch picks; a pinned payload does not apply", o.ReleaseRefs[a])
+	}
+	return nil
+}
+
+// branchesToCheck is the set of branches Check reports: the names given, each a branch name
+// and none twice (else an *option.Error), or DefaultBranches, which must not be empty.
+func branchesToCheck(ctx context.Context, o Options) ([]string, gittree.Refs, error) {
+	refs, err := gittree.ReadRefs(ctx, o.Repo)
+	if err != nil {
+		return nil, nil, err
+	}
+	if o.Branches == nil {
+		branches, err := DefaultBranches(ctx, o.Repo)
+		if err == nil && len(branches) == 0 {
+			err = noDefaultBranches(o.Repo, refs)
+		}
+		return branches, refs, err
+	}
+	if len(o.Branches) == 0 {
+		return nil, nil, option.Errorf(option.Branches, "is empty: name at least one branch, or leave it out to check main and release-X.Y")
+	}
+	var problems []string
+	seen := map[string]bool{}
+	for _, b := range o.Branches {
+		if msg := gittree.BranchNameProblem(ctx, o.Repo, b); msg != "" {
+			problems = append(problems, msg)
+		} else if seen[b] {
+			problems = append(problems, fmt.Sprintf("%q given twice", b))
+		}
+		seen[b] = true
+	}
+	if len(problems) > 0 {
+		return nil, nil, option.Errorf(option.Branches, "%s", strings.Join(problems, "; "))
+	}
+	return o.Branches, refs, nil
+}
+
+// noDefaultBranches says that a clone has no branch to check by default, and what it has
+// instead: a CI checkout (detached HEAD, only origin/* refs) checks nothing otherwise.
+func noDefaultBranches(repo string, refs gittree.Refs) error {
+	msg := fmt.Sprintf("%s: no branch to check: no local branch named main, release-4.Y or release-5.Y has %s", repo, recorded.BaseFile)
+	var remote []string
+	for _, r := range refs.RemoteTracking() {
+		if _, name, ok := strings.Cut(r, "/"); ok && branchRE.MatchString(name) {
+			remote = append(remote, r)
+		}
+	}
+	if len(remote) > 0 {
+		msg += fmt.Sprintf("; the clone has only remote-tracking branches of them (%s): fetch them as local branches "+
+			"(git fetch origin '+refs/heads/main:refs/heads/main' '+refs/heads/release-*:refs/heads/release-*')", strings.Join(first(remote, 5), ", "))
+	}
+	return fmt.Errorf("%s, or name branches with %s", msg, option.Branches)
+}
+
+func first(s []string, n int) []string {
+	if len(s) > n {
+		return append(s[:n:n], "…")
+	}
+	return s
+}
+
+func checkBranch(ctx context.Context, src *source.Source, o Options, refs gittree.Refs, branch string) Status {
 	st := Status{Branch: branch}
 	fail := func(err error) Status {
 		st.Status, st.Reason = Error, err.Error()
 		return st
 	}
-	t, err := gittree.Open(o.Repo, "refs/heads/"+branch)
+	if msg := refs.NotLocal(ctx, o.Repo, branch); msg != "" {
+		return fail(fmt.Errorf("branch %s", msg))
+	}
+	t, err := gittree.Open(ctx, o.Repo, "refs/heads/"+branch)
 	if err != nil {
 		return fail(fmt.Errorf("branch %s: %w", branch, err))
 	}
@@ -223,15 +308,18 @@ func newest(ctx context.Context, src *source.Source, o source.Options, rec *reco
 const treeArch = "x86_64"
 
 // treePayload is the payload version a run with rule tree takes: the version the tag of
-// last_rebase.sh's x86_64 pull spec names, or, for a spec pinned by digest alone (or by a tag
-// that names no version), the version its release-metadata records, read as a run reads it.
+// last_rebase.sh's x86_64 pull spec names, or, for a spec pinned by digest (with a tag or not),
+// the version its release-metadata records, read and checked against the tag as a run does.
 func treePayload(ctx context.Context, o source.Options, rec *recorded.Recorded) (string, error) {
 	ref := rec.LastRebase[treeArch]
 	v, err := source.PayloadTagVersion(ref, treeArch)
 	if err != nil {
 		return "", fmt.Errorf("%s: %s pull spec: %w", recorded.LastRebaseFile, treeArch, err)
 	}
-	if v != "" {
+	// A tag alone names the version a run resolves it to. A digest pins content, whose
+	// release-metadata is the truth: a tag beside it that names another version is the mismatch
+	// a run refuses (source.MismatchError), not a version to trust.
+	if v != "" && !strings.Contains(ref, "@") {
 		return v, nil
 	}
 	o.ReleaseRefs = rec.LastRebase

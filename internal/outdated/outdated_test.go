@@ -55,7 +55,7 @@ func TestDefaultBranchesAreMicroShiftBranchesWithAReleaseJSON(t *testing.T) {
 	gitrepo.WriteFile(t, repo, recorded.BaseFile, "{}\n", 0o644)
 	gitrepo.Git(t, repo, "add", recorded.BaseFile)
 
-	got, err := DefaultBranches(repo)
+	got, err := DefaultBranches(t.Context(), repo)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func TestDefaultBranchesAreMicroShiftBranchesWithAReleaseJSON(t *testing.T) {
 func TestCheckAndDefaultBranchesFailOutsideAClone(t *testing.T) {
 	isolate(t)
 	dir := t.TempDir()
-	if got, err := DefaultBranches(dir); err == nil {
+	if got, err := DefaultBranches(t.Context(), dir); err == nil {
 		t.Errorf("DefaultBranches(%s) = %q, want an error", dir, got)
 	}
 	for _, branches := range [][]string{nil, {"main"}} {
@@ -205,7 +205,7 @@ func TestCheckListsEachRepositoryOncePerRun(t *testing.T) {
 // reason (git's and recorded's wording) so that the rest of the report compares whole.
 func checkErrorReasons(t *testing.T, rep *Report) {
 	t.Helper()
-	causes := map[string]string{"release-4.21": recorded.BaseFile, "release-4.99": "not a commit"}
+	causes := map[string]string{"release-4.21": recorded.BaseFile, "release-4.99": "not a local branch"}
 	for i := range rep.Items {
 		it := &rep.Items[i]
 		if it.Status != Error {

@@ -58,7 +58,7 @@ func rebaseResult(res *rebase.Result) *v1alpha1.RebaseResult {
 		Phases: each(res.Phases, func(p rebase.Phase) v1alpha1.Phase {
 			return v1alpha1.Phase{Name: p.Name, Duration: v1alpha1.Duration{Duration: p.Duration}}
 		}),
-		Fetched: each(res.Fetched, fetchStats), Commits: res.Commits, Drift: res.Drift,
+		Fetched: each(res.Fetched, fetchStats), Commits: res.Commits, Uncommitted: res.Uncommitted, Drift: res.Drift,
 		LockDrift: res.LockDrift, Recovered: each(res.Recovered, recovery), Provenance: provenanceReport(res.Provenance),
 	}
 	return out
@@ -229,7 +229,7 @@ func BranchRebaseList(rep *fleet.Report) *v1alpha1.BranchRebaseList {
 			}
 			return out
 		}),
-		Failed: rep.Failed}
+		Failed: rep.Failed, StaleWorktrees: rep.StaleWorktrees}
 }
 
 // Version is the Version document of the binary's build information.

@@ -57,10 +57,12 @@ var rebaseWrites = edits{
 		"assets/components/lvms/new.yaml":                               "kind: Deployment\n",
 		"assets/components/csi-snapshot-controller/serviceaccount.yaml": "kind: ServiceAccount # v2\n",
 		"scripts/auto-rebase/assets_lvms.yaml":                          "# entries for new.yaml\n",
-		"scripts/auto-rebase/last_rebase.sh":                            "# the developer's edit\n",
-		"assets/components/ovn/namespace.yaml":                          "# the developer's edit\n",
 	},
 	remove: []string{"assets/components/lvms/old.yaml"},
+	person: map[string]string{
+		"scripts/auto-rebase/last_rebase.sh":   "# the developer's edit\n",
+		"assets/components/ovn/namespace.yaml": "# the developer's edit\n",
+	},
 }
 
 // rebaseWritesFiles are the commits rebaseWrites gives, by message.
@@ -77,9 +79,11 @@ var rebaseWritesFiles = map[string][]string{
 	},
 }
 
+// edits are what a run writes and removes, and what a person edited in the work tree besides.
 type edits struct {
 	write  map[string]string
 	remove []string
+	person map[string]string
 }
 
 // commitFiles is one commit: its message and its files as "STATUS path".
@@ -146,7 +150,7 @@ func TestPhasesCommitEachPhaseWithItsOwnFiles(t *testing.T) {
 			gitrepo.WriteFile(t, dir, "NOTES", "work in progress\n", 0o644)
 			gitrepo.Git(t, dir, "add", "NOTES")
 			tc.edits.apply(t, dir)
-			made, err := Phases(context.Background(), dir, managed, tc.records)
+			made, err := Phases(context.Background(), tc.edits.input(dir, tc.records))
 			if err != nil {
 				t.Fatalf("Phases: %v", err)
 			}
@@ -212,7 +216,7 @@ func TestPhasesStopAndReportTheCommitsMade(t *testing.T) {
 			if tc.refuse != "" {
 				installHook(t, dir, "commit-msg", "if grep -qx '"+tc.refuse+"' \"$1\"; then echo 'commit-msg hook refused' >&2; exit 1; fi\n")
 			}
-			made, err := Phases(ctx, dir, managed, record50)
+			made, err := Phases(ctx, rebaseWrites.input(dir, record50))
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Errorf("error %v, want one containing %q", err, tc.wantErr)
 			}
@@ -279,7 +283,7 @@ func TestCheckTellsWhetherGitCanCommit(t *testing.T) {
 		{"an author but no committer", func(t *testing.T) string { return identityRepo(t, "author") }, "git has no identity to commit with"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := Check(tc.dir(t))
+			err := Check(context.Background(), tc.dir(t))
 			switch {
 			case tc.wantErr == "" && err != nil:
 				t.Fatalf("Check: %v", err)
@@ -294,7 +298,7 @@ func TestCheckTellsWhetherGitCanCommit(t *testing.T) {
 // or system config (a global user.email would hide a missing identity, a global hook or
 // signing key would change the commits), no identity from the environment, and no
 // repository above the test's directories.
-func isolateGit(t *testing.T) {
+func isolateGit(t testing.TB) {
 	t.Helper()
 	t.Setenv("HOME", t.TempDir())
 	gitrepo.Isolate(t)
@@ -309,7 +313,7 @@ func isolateGit(t *testing.T) {
 
 // withIdentity is isolateGit with an author and committer in the environment, as a CI job
 // sets them: Phases runs git without any -c.
-func withIdentity(t *testing.T) {
+func withIdentity(t testing.TB) {
 	t.Helper()
 	isolateGit(t)
 	for _, who := range []string{"AUTHOR", "COMMITTER"} {
@@ -334,7 +338,7 @@ func identityRepo(t *testing.T, who ...string) string {
 
 // newRepo is a git work tree holding the fixture tree of minor and baseFiles, committed; it
 // returns the directory and the base commit.
-func newRepo(t *testing.T, minor string) (string, string) {
+func newRepo(t testing.TB, minor string) (string, string) {
 	t.Helper()
 	dir := t.TempDir()
 	if err := os.CopyFS(dir, os.DirFS(filepath.Join(treesDir, minor))); err != nil {
@@ -349,9 +353,12 @@ func newRepo(t *testing.T, minor string) (string, string) {
 	return dir, strings.TrimSpace(gitrepo.Git(t, dir, "rev-parse", "HEAD"))
 }
 
-func (e edits) apply(t *testing.T, dir string) {
+func (e edits) apply(t testing.TB, dir string) {
 	t.Helper()
 	for p, data := range e.write {
+		gitrepo.WriteFile(t, dir, p, data, 0o644)
+	}
+	for p, data := range e.person {
 		gitrepo.WriteFile(t, dir, p, data, 0o644)
 	}
 	for _, p := range e.remove {
@@ -359,6 +366,15 @@ func (e edits) apply(t *testing.T, dir string) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// input is what Phases is told the run wrote: the run's files, not the person's.
+func (e edits) input(dir string, records []string) Input {
+	in := Input{Root: dir, Managed: managed, Records: records, Files: map[string][]byte{}, Removed: e.remove}
+	for p, data := range e.write {
+		in.Files[p] = []byte(data)
+	}
+	return in
 }
 
 // interruptAfterCommits returns a context cancelled once n commits have been made in dir,

@@ -36,12 +36,14 @@ const (
 	SignaturePolicy   Name = "SignaturePolicy"
 	AllowUnsigned     Name = "AllowUnsigned"
 	SignatureStore    Name = "SignatureStore"
+	Branches          Name = "Branches"
+	PRBodyDir         Name = "PRBodyDir"
 )
 
 // All lists every Name above, so a front end's test can prove it spells each one.
 var All = []Name{OCP, LVMS, LVMSBundle, Payload, OCPRelease, MicroShiftDir, SnapshotAssets, PRBody,
 	Commit, Check, AllowBaseMismatch, AllowPrerelease, AllowVersionSkew, AuthFile, CacheDir,
-	InsecureRegistry, MaxImageSize, SignaturePolicy, AllowUnsigned, SignatureStore}
+	InsecureRegistry, MaxImageSize, SignaturePolicy, AllowUnsigned, SignatureStore, Branches, PRBodyDir}
 
 // archSep separates a Name from the arch it is pinned for (For).
 const archSep = "/"

@@ -48,6 +48,9 @@ type Input struct {
 	// Provenance is what proved each digest (nil: the run verified none, a --check of an old
 	// lock; the section says so).
 	Provenance *provenance.Report
+	// Uncommitted are the files lvms-rebase writes that differ from HEAD after a run without
+	// --commit: a run that changed nothing does not say "No files changed" over them.
+	Uncommitted []string
 }
 
 // SnapshotBefore reads the current bytes of every path the run changes or removes, so the
@@ -124,7 +127,7 @@ func Body(in Input) string {
 	section(&b, "CRDs", crds, "No CRD changes.")
 	bundleEvolution(&b, in)
 
-	section(&b, "Files", fileLines(in), "No files changed.")
+	section(&b, "Files", fileLines(in), noFiles(in.Uncommitted))
 	warningsSection(&b, in.Warnings)
 	return b.String()
 }
@@ -286,6 +289,16 @@ func usesOf(uses []render.ImageUse, key string) string {
 		return "no shipped file uses it"
 	}
 	return fmt.Sprintf("used as `%s` in %s", releasefile.Placeholder(key), strings.Join(at, ", "))
+}
+
+// noFiles is the Files section of a run that changed no file: nothing differs from what
+// the inputs render, and, unless listed, nothing from what is committed.
+func noFiles(uncommitted []string) string {
+	if len(uncommitted) == 0 {
+		return "No files changed."
+	}
+	return fmt.Sprintf("No files changed by this run, but %d file(s) it writes differ from HEAD and are not committed: %s.",
+		len(uncommitted), strings.Join(uncommitted, ", "))
 }
 
 func section(b *strings.Builder, title string, lines []string, empty string) {

@@ -26,6 +26,8 @@ var flagNames = map[option.Name]string{
 	option.SignaturePolicy:   "signature-policy",
 	option.AllowUnsigned:     "allow-unsigned",
 	option.SignatureStore:    "signature-store",
+	option.Branches:          "branches",
+	option.PRBodyDir:         "pr-body-dir",
 }
 
 // flagName spells n as a flag: --ocp, or --ocp-release-aarch64 for a per-arch pin. An option

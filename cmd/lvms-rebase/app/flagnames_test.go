@@ -59,6 +59,9 @@ var otherPrograms = map[string]bool{
 	"readonly": true, "noheadings": true, "options": true, "separator": true, // lvs
 	"cached": true, "name-only": true, "is-inside-work-tree": true, // git
 	"verify": true, "long": true, "full-tree": true, "format": true, "git-dir": true, "detach": true, "porcelain": true, // git (gittree, fleet)
+	"is-ancestor": true, "create-reflog": true, "git-common-dir": true, "show-prefix": true, "untracked-files": true, // git (fleet, commit)
+	"no-renames": true, "show-object-format": true, "empty": true, "no-filters": true, "stdin-paths": true, "index-info": true, // git (commit)
+	"no-commit-id": true, "root": true, "git-path": true, "include-untracked": true, "soft": true, // git (commit, and the advice it gives)
 	"git": true, // "diff --git a/x b/x" header
 }
 

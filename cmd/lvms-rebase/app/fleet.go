@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -21,12 +22,15 @@ var fleetExclusive = []string{"ocp", "allow-base-mismatch", "lvms", "pr-body", "
 
 // runFleet is `lvms-rebase --branches a,b`: each branch rebased in its own worktree of the
 // clone (--microshift-dir), results on lvms-rebase/<b>.
-func runFleet(cmd *cobra.Command, f *rebaseFlags, streams IOStreams) error {
-	if len(f.branches) == 0 {
+func runFleet(cmd *cobra.Command, f *rebaseFlags, streams IOStreams) (err error) {
+	if !cmd.Flags().Changed("branches") {
 		return usageError("--pr-body-dir goes with --branches")
 	}
-	if f.output != "text" && f.output != "json" {
-		return usageError("-o/--output: expected text or json, got %q", f.output)
+	if err := blankFlags(cmd, "pr-body-dir", "microshift-dir"); err != nil {
+		return err
+	}
+	if err := checkOutput(f.output); err != nil {
+		return err
 	}
 	if f.parallel < 1 {
 		return usageError("--parallel %d: expected at least 1", f.parallel)
@@ -38,20 +42,37 @@ func runFleet(cmd *cobra.Command, f *rebaseFlags, streams IOStreams) error {
 	srcOpts.Progress = nil // branches download at once; their progress lines would interleave
 	ctx, cancel := commandContext(cmd.Context(), f.source.Timeout)
 	defer cancel()
+	defer func() { err = exitForInterrupt(ctx, err) }()
 	rep, err := fleet.Run(ctx, fleet.Options{Repo: f.microshiftDir, Branches: f.branches, PRBodyDir: f.prBodyDir, Parallel: f.parallel,
 		Rebase: rebase.Options{Payload: f.payload, Source: srcOpts, SnapshotAssets: f.snapshotAssets, Commit: f.commit,
 			Kustomize: lvmsrebase.Kustomize, ToolVersion: version.String(), Logger: logger, Provenance: f.provenance.options()}})
 	if err != nil {
 		return libraryError(err)
 	}
-	if f.output == "json" || !f.logs.quiet {
-		err = printFleet(streams.Out, f.output, rep)
+	for _, wt := range rep.StaleWorktrees {
+		logger.Warn("removed the worktree of an interrupted lvms-rebase run: "+wt, "worktree", wt)
 	}
-	if err != nil {
-		return err
+	if output.IsMachine(f.output) || !f.logs.quiet {
+		if err := printFleet(streams.Out, f.output, rep); err != nil {
+			return err
+		}
 	}
 	if len(rep.Failed) > 0 {
 		return fmt.Errorf("%d of %d branches failed: %s", len(rep.Failed), len(rep.Items), strings.Join(rep.Failed, ", "))
+	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("stopped: %w", context.Cause(ctx))
+	}
+	return nil
+}
+
+// blankFlags makes a flag given with an empty or blank value (an unset CI variable) a usage
+// error: its default would silently stand in for what the caller meant to name.
+func blankFlags(cmd *cobra.Command, names ...string) error {
+	for _, n := range names {
+		if fl := cmd.Flags().Lookup(n); fl != nil && fl.Changed && strings.TrimSpace(fl.Value.String()) == "" {
+			return usageError("--%s: empty value", n)
+		}
 	}
 	return nil
 }
@@ -61,23 +82,30 @@ func printFleet(w io.Writer, format string, rep *fleet.Report) error {
 		return output.Write(w, format, output.BranchRebaseList(rep))
 	}
 	var b strings.Builder
+	printFleetText(&b, rep)
+	// References are redacted where they are formatted (the rebase's results and errors).
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func printFleetText(b *strings.Builder, rep *fleet.Report) {
+	for _, wt := range rep.StaleWorktrees {
+		fmt.Fprintf(b, "removed the stale worktree %s\n", wt)
+	}
 	for _, it := range rep.Items {
 		if it.Error != "" {
-			fmt.Fprintf(&b, "%s: error: %s\n", it.Branch, it.Error)
+			fmt.Fprintf(b, "%s: error: %s\n", it.Branch, it.Error)
 			continue
 		}
-		fmt.Fprintf(&b, "%s: %s at %.12s", it.Branch, it.ResultBranch, it.Commit)
+		fmt.Fprintf(b, "%s: %s at %.12s", it.Branch, it.ResultBranch, it.Commit)
 		if c := it.Result.Changes; c != nil && c.Changed() {
-			fmt.Fprintf(&b, " (%d added, %d changed, %d removed; bundle %s, payload %s)", len(c.Add), len(c.Change), len(c.Remove), it.Result.BundleVersion, it.Result.PayloadVersion)
+			fmt.Fprintf(b, " (%d added, %d changed, %d removed; bundle %s, payload %s)", len(c.Add), len(c.Change), len(c.Remove), it.Result.BundleVersion, it.Result.PayloadVersion)
 		} else {
 			b.WriteString(" (no changes)")
 		}
 		if it.PRBody != "" {
-			fmt.Fprintf(&b, ", PR body %s", it.PRBody)
+			fmt.Fprintf(b, ", PR body %s", it.PRBody)
 		}
 		b.WriteString("\n")
 	}
-	// References are redacted where they are formatted (the rebase's results and errors).
-	_, err := io.WriteString(w, b.String())
-	return err
 }

@@ -38,21 +38,10 @@ func workTreeHash(t *testing.T, dir string) string {
 func branchTree(t *testing.T, repo, branch string) string {
 	t.Helper()
 	dst := t.TempDir()
-	archive := exec.Command("git", "-C", repo, "archive", "--format=tar", branch)
 	untar := exec.Command("tar", "-x", "-C", dst)
-	pipe, err := archive.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	untar.Stdin = pipe
-	if err := untar.Start(); err != nil {
-		t.Fatal(err)
-	}
-	if err := archive.Run(); err != nil {
-		t.Fatal(err)
-	}
-	if err := untar.Wait(); err != nil {
-		t.Fatal(err)
+	untar.Stdin = strings.NewReader(gitOut(t, repo, "archive", "--format=tar", branch))
+	if out, err := untar.CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
 	}
 	return dst
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -235,11 +234,7 @@ func TestFailBeforeWriting(t *testing.T) {
 			for _, k := range []string{"GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "EMAIL"} {
 				t.Setenv(k, "")
 			}
-			cmd := exec.Command("git", "config", "user.useConfigOnly", "true")
-			cmd.Dir = dir
-			if out, err := cmd.CombinedOutput(); err != nil {
-				t.Fatalf("%v: %s", err, out)
-			}
+			gitOut(t, dir, "config", "user.useConfigOnly", "true")
 			return []string{"--commit"}
 		}, "identity"},
 		{"pr-body in a missing directory", func(t *testing.T, dir string) []string {

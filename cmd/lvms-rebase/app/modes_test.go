@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,6 +18,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/lvms-rebase/lvms-rebase/api/v1alpha1"
+	"github.com/lvms-rebase/lvms-rebase/internal/git"
 	"github.com/lvms-rebase/lvms-rebase/internal/testing/testregistry"
 )
 
@@ -278,14 +278,14 @@ func gitInit(t *testing.T, dir string) {
 	gitOut(t, dir, "commit", "-qm", "before")
 }
 
+// gitOut runs git in dir for a test's setup or checks (through internal/git, as the tool does)
+// with an identity, and returns its standard output.
 func gitOut(t *testing.T, dir string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@localhost"}, args...)...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@localhost", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@localhost")
-	out, err := cmd.CombinedOutput()
+	out, err := git.Cmd{Dir: dir, Args: append([]string{"-c", "user.name=t", "-c", "user.email=t@localhost"}, args...),
+		Env: []string{"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@localhost", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@localhost"}}.Output(context.Background())
 	if err != nil {
-		t.Fatalf("git %v: %v\n%s", args, err, out)
+		t.Fatal(err)
 	}
 	return string(out)
 }

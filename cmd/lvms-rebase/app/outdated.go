@@ -40,6 +40,9 @@ assets/release/release-x86_64.json. Exit 0 when every branch is current, 3 when 
   lvms-rebase outdated --branches release-4.18,main -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := blankFlags(cmd, "microshift-dir"); err != nil {
+				return err
+			}
 			return runOutdated(cmd.Context(), f, streams)
 		},
 	}
@@ -57,7 +60,9 @@ assets/release/release-x86_64.json. Exit 0 when every branch is current, 3 when 
 	return cmd
 }
 
-func runOutdated(ctx context.Context, f *outdatedFlags, streams IOStreams) error {
+// runOutdated checks the branches. --branches given empty (an unset CI variable) is a usage
+// error of the library (an empty list, not nil), never the default set.
+func runOutdated(ctx context.Context, f *outdatedFlags, streams IOStreams) (err error) {
 	if f.output != "text" && f.output != "json" && f.output != "yaml" {
 		return usageError("-o/--output: expected text, json or yaml, got %q", f.output)
 	}
@@ -72,6 +77,7 @@ func runOutdated(ctx context.Context, f *outdatedFlags, streams IOStreams) error
 	opts.Logger = logger
 	ctx, cancel := commandContext(ctx, f.source.Timeout)
 	defer cancel()
+	defer func() { err = exitForInterrupt(ctx, err) }()
 	policy, err := f.provenance.policyDigest()
 	if err != nil {
 		return err
@@ -79,6 +85,10 @@ func runOutdated(ctx context.Context, f *outdatedFlags, streams IOStreams) error
 	rep, err := outdated.Check(ctx, outdated.Options{Repo: f.repo, Branches: f.branches, Source: opts, Policy: policy})
 	if err != nil {
 		return libraryError(err)
+	}
+	if ctx.Err() != nil {
+		// The branches read after the signal are errors of the interruption, not of the branches.
+		return fmt.Errorf("stopped: %w", context.Cause(ctx))
 	}
 	if err := printReport(streams.Out, f.output, rep); err != nil {
 		return err

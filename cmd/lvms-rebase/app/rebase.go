@@ -123,7 +123,9 @@ func configureRebase(root *cobra.Command, streams IOStreams, logs *logFlags) {
 	// The values of --ocp, --lvms, --payload and --microshift-dir are checked by the library
 	// (rebase.Options.Validate), once; its *option.Error is a usage error here (libraryError).
 	root.RunE = func(cmd *cobra.Command, _ []string) error {
-		if len(f.branches) > 0 || f.prBodyDir != "" {
+		// Given at all, even empty (an unset CI variable), --branches means a multi-branch run:
+		// an empty list is its usage error, never a plain run on the checked-out branch.
+		if cmd.Flags().Changed("branches") || cmd.Flags().Changed("pr-body-dir") {
 			return runFleet(cmd, f, streams)
 		}
 		return runRebase(cmd.Context(), f, streams)
@@ -294,9 +296,14 @@ func printResult(w io.Writer, format string, quiet bool, res *rebase.Result) err
 		}
 		printRecipeChanges(&b, res)
 		printRBAC(&b, res)
-		if !p.Changed() {
+		switch {
+		case !p.Changed() && len(res.Uncommitted) > 0:
+			// The tree matches what the inputs render, not what is committed.
+			fmt.Fprintf(&b, "no changes to the tree (%d files up to date), but %d file(s) differ from HEAD and are not committed\n",
+				len(p.Unchanged), len(res.Uncommitted))
+		case !p.Changed():
 			fmt.Fprintf(&b, "no changes (%d files up to date)\n", len(p.Unchanged))
-		} else {
+		default:
 			fmt.Fprintf(&b, "%s: %d added, %d changed, %d removed, %d unchanged\n", verb, len(p.Add), len(p.Change), len(p.Remove), len(p.Unchanged))
 		}
 	}

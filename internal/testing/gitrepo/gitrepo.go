@@ -4,11 +4,12 @@
 package gitrepo
 
 import (
+	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
+
+	"github.com/lvms-rebase/lvms-rebase/internal/git"
 )
 
 // Isolate keeps the developer's git configuration (a signing key, hooks, an identity) and any
@@ -20,15 +21,14 @@ func Isolate(t testing.TB) {
 	t.Setenv("GIT_CEILING_DIRECTORIES", os.TempDir())
 }
 
-// Git runs git in dir for the test's own setup, with an identity of its own, and returns its
-// output; a failure fails the test.
+// Git runs git in dir for the test's own setup (through internal/git, as the tool does), with
+// an identity of its own, and returns its standard output; a failure, with git's stderr, fails
+// the test.
 func Git(t testing.TB, dir string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command("git", append([]string{"-c", "user.name=setup", "-c", "user.email=setup@localhost"}, args...)...)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
+	out, err := git.Run(context.Background(), dir, append([]string{"-c", "user.name=setup", "-c", "user.email=setup@localhost"}, args...)...)
 	if err != nil {
-		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+		t.Fatal(err)
 	}
 	return string(out)
 }
