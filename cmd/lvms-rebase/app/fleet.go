@@ -26,9 +26,6 @@ func runFleet(cmd *cobra.Command, f *rebaseFlags, streams IOStreams) (err error)
 	if !cmd.Flags().Changed("branches") {
 		return usageError("--pr-body-dir goes with --branches")
 	}
-	if err := blankFlags(cmd, "pr-body-dir", "microshift-dir"); err != nil {
-		return err
-	}
 	if err := checkOutput(f.output); err != nil {
 		return err
 	}
@@ -62,17 +59,6 @@ func runFleet(cmd *cobra.Command, f *rebaseFlags, streams IOStreams) (err error)
 	}
 	if ctx.Err() != nil {
 		return fmt.Errorf("stopped: %w", context.Cause(ctx))
-	}
-	return nil
-}
-
-// blankFlags makes a flag given with an empty or blank value (an unset CI variable) a usage
-// error: its default would silently stand in for what the caller meant to name.
-func blankFlags(cmd *cobra.Command, names ...string) error {
-	for _, n := range names {
-		if fl := cmd.Flags().Lookup(n); fl != nil && fl.Changed && strings.TrimSpace(fl.Value.String()) == "" {
-			return usageError("--%s: empty value", n)
-		}
 	}
 	return nil
 }

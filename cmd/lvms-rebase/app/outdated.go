@@ -40,9 +40,6 @@ assets/release/release-x86_64.json. Exit 0 when every branch is current, 3 when 
   lvms-rebase outdated --branches release-4.18,main -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := blankFlags(cmd, "microshift-dir"); err != nil {
-				return err
-			}
 			return runOutdated(cmd.Context(), f, streams)
 		},
 	}

@@ -108,6 +108,7 @@ kustomize and writes them into a MicroShift checkout's assets/ with a lock file.
 	)
 	registerCompletions(root)
 	typeArgs(root)
+	watchBlankItems(root)
 	return root
 }
 
@@ -149,8 +150,11 @@ func legacyArgs(cmd *cobra.Command, args []string) error {
 // validateFlags runs cobra's checks of required flags and flag groups (MarkFlagRequired,
 // MarkFlagsMutuallyExclusive, MarkFlagsRequiredTogether) before the command, so that a
 // violation is a usage error (exit 2); cobra itself would run them later and return a plain
-// error.
+// error. A flag given an empty value is a usage error too (refuseBlankFlags).
 func validateFlags(cmd *cobra.Command, _ []string) error {
+	if err := refuseBlankFlags(cmd); err != nil {
+		return err
+	}
 	if err := cmd.ValidateRequiredFlags(); err != nil {
 		return WithExitCode(ExitUsage, err)
 	}
