@@ -95,11 +95,21 @@ func TestCheckReportsWhatANameIs(t *testing.T) {
 	}
 	gitrepo.Git(t, repo, "add", "-A")
 	gitrepo.Git(t, repo, "commit", "-qm", "a record as a link")
-	rep, err := Check(t.Context(), Options{Repo: repo, Branches: []string{"v4.17", sha, "release-4.22", "release-4.23", "nope"}, Source: sourceOptions(t, reg)})
+	// A record nested 4 000 subshells deep (within the record's size cap) would take a
+	// recursive reader's stack; a million deep would overflow it, which no recover catches:
+	// that branch's error, not the death of the whole check.
+	gitrepo.Git(t, repo, "checkout", "-q", "-b", "release-4.24", "release-4.22")
+	const deep = 4000
+	nested := strings.Repeat("( ", deep) + "./scripts/auto-rebase/rebase.sh to a b" + strings.Repeat(" )", deep) + "\n"
+	if err := os.WriteFile(link, []byte(nested), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gitrepo.Git(t, repo, "commit", "-qam", "a record nested a million deep")
+	rep, err := Check(t.Context(), Options{Repo: repo, Branches: []string{"v4.17", sha, "release-4.22", "release-4.23", "release-4.24", "nope"}, Source: sourceOptions(t, reg)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, want := range []string{"it is a tag", "it names a commit", "", "mode 120000", "no such branch"} {
+	for i, want := range []string{"it is a tag", "it names a commit", "", "mode 120000", recorded.LastRebaseFile, "no such branch"} {
 		it := rep.Items[i]
 		if want == "" {
 			if it.Status != Current {
