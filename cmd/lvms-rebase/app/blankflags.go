@@ -58,22 +58,28 @@ func watchBlankItems(cmd *cobra.Command) {
 }
 
 // refuseBlankFlags returns a usage error for the first flag (in name order) given with an
-// empty or blank value. A list flag's empty list or items are emptyLists' (listflags.go); here
-// only the empty value pflag dropped from a repeated list flag, which emptyLists cannot see.
+// empty or blank value. A list flag's empty list or items are emptyLists' (listflags.go) and
+// droppedBlankItems'.
 func refuseBlankFlags(cmd *cobra.Command) error {
 	var err error
 	cmd.Flags().Visit(func(f *pflag.Flag) {
-		if err != nil {
-			return
-		}
-		if b, ok := f.Value.(*blankItems); ok {
-			if b.blank {
-				err = usageError("--%s: an empty or blank value (an unset variable?) among the values given; name each one", f.Name)
-			}
+		if _, list := f.Value.(*blankItems); err != nil || list {
 			return
 		}
 		if strings.TrimSpace(f.Value.String()) == "" {
 			err = usageError("--%s: an empty or blank value (an unset variable?); give one, or leave the flag out for its default", f.Name)
+		}
+	})
+	return err
+}
+
+// droppedBlankItems refuses a repeated list flag one of whose values was empty: pflag drops
+// it from the list, so emptyLists, which sees the list, cannot.
+func droppedBlankItems(cmd *cobra.Command) error {
+	var err error
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		if b, ok := f.Value.(*blankItems); ok && b.blank && err == nil {
+			err = usageError("--%s %q: an empty item among the values given (an unset variable?): name each one", f.Name, strings.Join(b.GetSlice(), ","))
 		}
 	})
 	return err

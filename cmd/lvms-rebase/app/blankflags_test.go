@@ -103,9 +103,12 @@ func flagsOf(fs *pflag.FlagSet) []*pflag.Flag {
 // be taken: an empty directory as the checkout or assets, no network, no cluster.
 func otherInputs(c *cobra.Command, tested, empty string) []string {
 	var args []string
-	for _, in := range [][]string{{"microshift-dir", empty}, {"assets", empty}, {"kubeconfig", "/dev/null"}, {"offline"}} {
+	for _, in := range [][]string{{"microshift-dir", empty}, {"assets", empty}, {"kubeconfig", "/dev/null"}, {"offline"}, {"ocp", "4.18"}} {
 		if in[0] == tested || c.Flags().Lookup(in[0]) == nil {
 			continue
+		}
+		if _, required := c.Flags().Lookup(in[0]).Annotations[cobra.BashCompOneRequiredFlag]; in[0] == "ocp" && !required {
+			continue // resolve's required --ocp; the rebase's would exclude --branches
 		}
 		args = append(args, "--"+in[0])
 		args = append(args, in[1:]...)

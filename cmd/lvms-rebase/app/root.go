@@ -161,7 +161,10 @@ func validateFlags(cmd *cobra.Command, _ []string) error {
 	if err := cmd.ValidateFlagGroups(); err != nil {
 		return WithExitCode(ExitUsage, err)
 	}
-	return emptyLists(cmd)
+	if err := emptyLists(cmd); err != nil {
+		return err
+	}
+	return droppedBlankItems(cmd)
 }
 
 // Main runs the root command with args and returns the process exit code.
