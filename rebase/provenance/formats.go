@@ -213,9 +213,12 @@ func verifyCosign(payload []byte, sigB64 string, keys []*Key) (claim, *Key, erro
 	if len(payload) > MaxSignatureSize {
 		return claim{}, nil, fmt.Errorf("a payload of %d bytes, more than a signature may have (%d)", len(payload), MaxSignatureSize)
 	}
+	if strings.TrimSpace(sigB64) == "" {
+		return claim{}, nil, fmt.Errorf("no signature: the layer's %s annotation is missing or empty", CosignSignatureAnnotation)
+	}
 	sig, err := base64.StdEncoding.DecodeString(strings.TrimSpace(sigB64))
-	if err != nil || len(sig) == 0 {
-		return claim{}, nil, fmt.Errorf("the signature annotation is not base64: %v", err)
+	if err != nil {
+		return claim{}, nil, fmt.Errorf("the signature annotation %s is not base64: %v", CosignSignatureAnnotation, err)
 	}
 	h := sha256.Sum256(payload)
 	for _, k := range keys {

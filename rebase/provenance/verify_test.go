@@ -231,6 +231,9 @@ func TestVerify(t *testing.T) {
 		{name: "bundle garbage signature", subject: bundleSubject(bd), setup: func(f *fakeFetcher) {
 			f.attach(bundleRepo, bd, testsign.Layer{Payload: testsign.Payload(testsign.CosignType, bd, bundleRepo+":v4.18.4-2"), Signature: "!!"})
 		}, want: "not base64"},
+		{name: "bundle layer without a signature", subject: bundleSubject(bd), setup: func(f *fakeFetcher) {
+			f.attach(bundleRepo, bd, testsign.Layer{Payload: testsign.Payload(testsign.CosignType, bd, bundleRepo+":v4.18.4-2")})
+		}, want: "annotation is missing or empty"},
 		{name: "bundle other layer type", subject: bundleSubject(bd), setup: func(f *fakeFetcher) {
 			f.attach(bundleRepo, bd, testsign.Layer{Payload: []byte("{}"), Signature: "AA==", MediaType: "application/json"})
 		}, want: `media type "application/json"`},

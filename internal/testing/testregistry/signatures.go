@@ -174,6 +174,17 @@ func (s *signer) atomic(digest string, n int) ([]byte, bool) {
 	return all[n-1], true
 }
 
+// AdoptPushes makes what was pushed so far count as the registry's fixtures: a .sig tag among
+// it (a fixture set's unsigned noise tag, say) gives way to the signatures signing makes, as a
+// seeded one does. Pushes after the call are served as they are again (negative tests). The
+// bench pushes a generated fixture set and needs it signed as the seeded one is.
+func (r *Registry) AdoptPushes() {
+	r.sign.mu.Lock()
+	defer r.sign.mu.Unlock()
+	r.sign.pushed = map[string]bool{}
+	r.sign.made = map[string]Signatures{}
+}
+
 // SetSigning replaces what the registry serves as signatures (nil: DefaultSigning of its keys).
 func (r *Registry) SetSigning(f Signing) {
 	r.sign.mu.Lock()

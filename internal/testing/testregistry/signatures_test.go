@@ -6,8 +6,12 @@ import (
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/static"
 
 	"github.com/lvms-rebase/lvms-rebase/internal/testing/testregistry"
 	"github.com/lvms-rebase/lvms-rebase/internal/testing/testsign"
@@ -100,5 +104,64 @@ func TestServedSignatures(t *testing.T) {
 	_, err = v.Verify(ctx, provenance.Subject{Role: "bundle", Repository: bundleRepo, Digest: bundleDigest("v4.18.4-3"), Version: tag("v4.18.4-3")})
 	if err == nil || !strings.Contains(err.Error(), "does not name the tag v4.18.4-3") {
 		t.Errorf("a floating-tag signature from SetSigning: %v", err)
+	}
+}
+
+// TestAdoptPushes: a .sig tag pushed at run time is served as it is (a test's forgery) until
+// AdoptPushes makes it a fixture, as the bench's pushed fixture set with its unsigned noise
+// .sig tag needs; a push after the call is served as it is again.
+func TestAdoptPushes(t *testing.T) {
+	reg := testregistry.NewForTest(t, testregistry.Options{})
+	const repo = "registry.redhat.io/lvms4/pushed"
+	ctx := context.Background()
+	pushImage := func(tag string, img v1.Image) string {
+		ref, err := name.ParseReference(reg.Host() + "/" + repo + ":" + tag)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := remote.Write(ref, img); err != nil {
+			t.Fatal(err)
+		}
+		h, err := img.Digest()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h.String()
+	}
+	push := func(tag string) string {
+		img, err := random.Image(64, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pushImage(tag, img)
+	}
+	rule := &provenance.VersionRule{Want: "the tag v1", Accept: func(t string) bool { return t == "v1" }}
+	verify := func(digest string) error {
+		_, err := sigVerifier(t, reg).Verify(ctx, provenance.Subject{Role: "pushed", Repository: repo, Digest: digest, Version: rule})
+		return err
+	}
+	// the fixture set's noise .sig: a simple-signing layer without the signature annotation
+	noiseSig := func(digest string) {
+		payload := testsign.Payload(testsign.CosignType, digest, repo+":v1")
+		img, err := mutate.AppendLayers(empty.Image, static.NewLayer(payload, testsign.CosignLayerType))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pushImage(strings.Replace(digest, "sha256:", "sha256-", 1)+".sig", img)
+	}
+
+	d := push("v1")
+	noiseSig(d) // a random image's layers: no signature annotation
+	if err := verify(d); err == nil || !strings.Contains(err.Error(), "annotation is missing or empty") {
+		t.Errorf("a pushed unsigned .sig before AdoptPushes: %v, want the missing annotation named", err)
+	}
+	reg.AdoptPushes()
+	if err := verify(d); err != nil {
+		t.Errorf("after AdoptPushes: %v", err)
+	}
+	d2 := push("v1")
+	noiseSig(d2)
+	if err := verify(d2); err == nil {
+		t.Error("a .sig pushed after AdoptPushes verified; want it served as pushed")
 	}
 }
