@@ -41,7 +41,9 @@ type run struct {
 }
 
 // hooks log the steps: at the default verbosity one line when a step ends, with the time it
-// worked; -v 1 (a record at V(1) has slog level -1) adds when it starts. Each warning is
+// worked; -v 1 (a record at V(1) has slog level -1) adds when it starts. Each record carries
+// the step's name (phase), the time it worked (took) and, unless the step simply ended, its
+// state (start, stopped, failed, drift): the CLI's plain lines are made of them. Each warning is
 // logged once, where it arises. The error of a failed step is returned and printed once by
 // the caller, not logged here too; a step stopped by an earlier failure logs only at -v 1.
 func (r *run) hooks() graph.Hooks {
@@ -55,11 +57,11 @@ func (r *run) hooks() graph.Hooks {
 			switch {
 			case errors.Is(err, ErrDrift):
 				// Drift is --check's answer, not a failure of the tool.
-				r.log.Warn("phase "+name+": drift found", "phase", name, "took", took)
+				r.log.Warn("phase "+name+": drift found", "phase", name, "took", took, "state", "drift")
 			case err != nil && s.Stopped():
-				r.log.Log(context.Background(), slog.Level(-1), "phase "+name+" stopped", "phase", name, "took", took)
+				r.log.Log(context.Background(), slog.Level(-1), "phase "+name+" stopped", "phase", name, "took", took, "state", "stopped")
 			case err != nil:
-				r.log.Error("phase "+name+" failed", "phase", name, "took", took)
+				r.log.Error("phase "+name+" failed", "phase", name, "took", took, "state", "failed")
 			default:
 				r.log.Info("phase "+name+" done", "phase", name, "took", took)
 			}

@@ -144,7 +144,7 @@ func (r *run) review(_ context.Context, s *graph.Step, t *styled.Tree) (reviewed
 		return reviewed{}, err
 	}
 	for _, e := range rv.Escalations {
-		s.Warn(fmt.Sprintf("security review: %s grants %s access: %s", e.Role, e.Class, e.Rule))
+		s.Warn(e.Warning())
 	}
 	out := reviewed{rbac: rv, workloads: review.NewWorkloads(old, shipped)}
 	for _, w := range out.workloads {

@@ -221,3 +221,37 @@ func walk(err error, f func(error)) {
 		}
 	}
 }
+
+// Header masks the secrets of one HTTP header for a log of requests and responses (the
+// rebase's -v 7): the credentials of Authorization and Proxy-Authorization (their scheme
+// stays: "Bearer xxxxx"), every cookie, any header whose name says it carries a token, a
+// secret, a password, a key, a signature, a session or credentials, and the query values of
+// URLs in Location, Content-Location, Link and Referer (a redirect to a signed blob URL).
+// Challenges (WWW-Authenticate, Proxy-Authenticate) name the server's realm and scope, not
+// the client's secret, and stay as they are, as does any other header.
+func Header(name, value string) string {
+	switch n := strings.ToLower(name); {
+	case n == "www-authenticate" || n == "proxy-authenticate":
+		return value
+	case n == "authorization" || n == "proxy-authorization":
+		if scheme, _, ok := strings.Cut(strings.TrimSpace(value), " "); ok && scheme != "" {
+			return scheme + " " + Mask
+		}
+		return Mask
+	case n == "location" || n == "content-location" || n == "link" || n == "referer":
+		return URL(value)
+	case secretHeader(n):
+		return Mask
+	}
+	return value
+}
+
+// secretHeader reports whether a lower-case header name says it carries a secret.
+func secretHeader(name string) bool {
+	for _, w := range []string{"auth", "cookie", "token", "secret", "passw", "key", "signature", "session", "credential"} {
+		if strings.Contains(name, w) {
+			return true
+		}
+	}
+	return false
+}

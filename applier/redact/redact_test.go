@@ -94,3 +94,41 @@ func TestStrip(t *testing.T) {
 		}
 	}
 }
+
+// TestHeader: every header that may carry a credential is masked (a canary never survives),
+// the scheme of an authorization stays, URLs keep their path, challenges and other headers
+// stay as they are.
+func TestHeader(t *testing.T) {
+	for _, c := range canaries {
+		for _, name := range []string{"Authorization", "authorization", "Proxy-Authorization", "Cookie", "Set-Cookie",
+			"X-Registry-Auth", "X-Auth-Token", "X-Amz-Security-Token", "X-Api-Key", "X-Session-Id", "X-Amz-Signature",
+			"X-Credentials", "X-Password"} {
+			for _, v := range []string{c, "Bearer " + c, "Basic " + c, " Bearer " + c} {
+				if got := Header(name, v); leaks(got) {
+					t.Errorf("Header(%q, %q) = %q keeps a canary", name, v, got)
+				}
+			}
+		}
+		for _, name := range []string{"Location", "Content-Location", "Referer"} {
+			v := "https://bucket.example/blobs/sha256:0a?X-Amz-Credential=" + c + "&X-Amz-Signature=" + c
+			if got := Header(name, v); leaks(got) || !strings.HasPrefix(got, "https://") {
+				t.Errorf("Header(%q, %q) = %q", name, v, got)
+			}
+		}
+	}
+	for _, tc := range []struct{ name, in, want string }{
+		{"Authorization", "Bearer abc.def", "Bearer " + Mask},
+		{"Authorization", "Basic dXNlcjpwdw==", "Basic " + Mask},
+		{"Authorization", "abc", Mask},
+		{"Www-Authenticate", `Bearer realm="https://auth.example/token",service="quay.io",scope="repository:a/b:pull"`,
+			`Bearer realm="https://auth.example/token",service="quay.io",scope="repository:a/b:pull"`},
+		{"Content-Type", "application/vnd.oci.image.manifest.v1+json", "application/vnd.oci.image.manifest.v1+json"},
+		{"Docker-Content-Digest", "sha256:0a1b", "sha256:0a1b"},
+		{"Location", "https://bucket.example/blobs/sha256:0a?X-Amz-Signature=abc", "https://bucket.example/blobs/sha256:0a?X-Amz-Signature=" + Mask},
+		{"Link", `</v2/a/tags/list?n=100&last=v4.18.0>; rel="next"`, `</v2/a/tags/list?n=xxxxx&last=xxxxx`}, // the query runs to the end,
+	} {
+		if got := Header(tc.name, tc.in); got != tc.want {
+			t.Errorf("Header(%q, %q) = %q, want %q", tc.name, tc.in, got, tc.want)
+		}
+	}
+}

@@ -37,6 +37,16 @@ type Finding struct {
 	Class string
 }
 
+// EscalationPrefix starts the warning of each escalation (Finding.Warning), so that a reader
+// of the warnings can tell them from the others (the CLI counts them on one line).
+const EscalationPrefix = "security review: "
+
+// Warning is the run's warning about an escalation: "security review: ROLE grants CLASS
+// access: RULE".
+func (f Finding) Warning() string {
+	return fmt.Sprintf("%s%s grants %s access: %s", EscalationPrefix, f.Role, f.Class, f.Rule)
+}
+
 // RBAC is the review of the RBAC a rebase ships against the tree's.
 type RBAC struct {
 	// Changed: a role, binding or rule was added, removed or changed.

@@ -408,7 +408,8 @@ func TestAuth(t *testing.T) {
 			home := testregistry.NoCredentials(t)
 			o.AuthFile = tc.setup(t, home)
 			var logs strings.Builder
-			o.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+			// -v 1: which file served the credentials is said at V(1).
+			o.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.Level(-1)}))
 			s, err := New(o)
 			if err != nil {
 				t.Fatal(err)

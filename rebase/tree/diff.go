@@ -22,7 +22,8 @@ const contextLines = 3
 const maxDiffFile = 64 << 20
 
 // Diff returns a unified diff (git style: a/ and b/ paths, /dev/null for added and removed
-// files, "old mode"/"new mode" lines when the executable bit changes) from the tree at root
+// files with git's "new file mode"/"deleted file mode" lines, so that git apply takes it,
+// "old mode"/"new mode" lines when the executable bit changes) from the tree at root
 // to files, covering the same paths as Compute. Files are in path order; an unchanged tree
 // gives "". A symlink in the tree is shown as git shows one, by its target: it is never
 // read through.
@@ -34,12 +35,13 @@ func Diff(root string, files map[string][]byte, managedDirs []string) (string, e
 	type entry struct {
 		rel      string
 		old, new *string
-		modes    string // "old mode …\nnew mode …\n" when the executable bit changes
+		modes    string // "old mode …\nnew mode …\n" when the executable bit changes; "new file mode …" or "deleted file mode …"
 	}
 	var entries []entry
 	for _, rel := range p.Add {
 		s := string(files[rel])
-		entries = append(entries, entry{rel: rel, new: &s})
+		// git apply wants the mode of a file a patch creates or deletes.
+		entries = append(entries, entry{rel: rel, new: &s, modes: "new file mode " + gitMode(newFileMode(files[rel])) + "\n"})
 	}
 	for _, rel := range p.Change {
 		old, oldMode, err := readForDiff(root, rel)
@@ -54,11 +56,15 @@ func Diff(root string, files map[string][]byte, managedDirs []string) (string, e
 		entries = append(entries, e)
 	}
 	for _, rel := range p.Remove {
-		old, _, err := readForDiff(root, rel)
+		old, oldMode, err := readForDiff(root, rel)
 		if err != nil {
 			return "", err
 		}
-		entries = append(entries, entry{rel: rel, old: &old})
+		mode := "120000" // a symlink, shown by its target
+		if oldMode != nil {
+			mode = gitMode(*oldMode)
+		}
+		entries = append(entries, entry{rel: rel, old: &old, modes: "deleted file mode " + mode + "\n"})
 	}
 	sort.Slice(entries, func(i, j int) bool { return entries[i].rel < entries[j].rel })
 	var b strings.Builder

@@ -477,6 +477,7 @@ func TestDiff(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := `diff --git a/assets/components/lvms/added.yaml b/assets/components/lvms/added.yaml
+new file mode 100644
 --- /dev/null
 +++ b/assets/components/lvms/added.yaml
 @@ -0,0 +1 @@
@@ -489,11 +490,13 @@ diff --git a/assets/components/lvms/change.yaml b/assets/components/lvms/change.
 -old: 1
 +new: 2
 diff --git a/assets/components/lvms/nested/stale.yaml b/assets/components/lvms/nested/stale.yaml
+deleted file mode 100644
 --- a/assets/components/lvms/nested/stale.yaml
 +++ /dev/null
 @@ -1 +0,0 @@
 -kind: Nested
 diff --git a/assets/components/lvms/stale.yaml b/assets/components/lvms/stale.yaml
+deleted file mode 100644
 --- a/assets/components/lvms/stale.yaml
 +++ /dev/null
 @@ -1 +0,0 @@

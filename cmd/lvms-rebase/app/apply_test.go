@@ -53,7 +53,7 @@ func TestApplyCommandUsage(t *testing.T) {
 	}{
 		{"no assets", []string{"apply", "--kubeconfig", kc}, ExitUsage, `required flag(s) "assets" not set`},
 		{"bad output", []string{"apply", "--kubeconfig", kc, "--assets", applyAssets, "-o", "wide"}, ExitUsage, "-o/--output: expected text, json or yaml"},
-		{"bad log format", []string{"apply", "--kubeconfig", kc, "--assets", applyAssets, "--log-format", "xml"}, ExitUsage, "--log-format: expected text or json"},
+		{"bad log format", []string{"apply", "--kubeconfig", kc, "--assets", applyAssets, "--log-format", "xml"}, ExitUsage, "--log-format: expected plain, text or json"},
 		{"empty kubeconfig", []string{"apply", "--kubeconfig", "", "--assets", applyAssets}, ExitUsage, "--kubeconfig: an empty or blank value"}, // never $KUBECONFIG or ~/.kube/config in its place
 		{"assets not a dir", []string{"apply", "--kubeconfig", kc, "--assets", kc}, ExitUsage, "not a directory"},
 		{"bad storage config", []string{"apply", "--kubeconfig", kc, "--assets", applyAssets, "--config", badCfg}, ExitError, "storage.optionalCsiComponents"},

@@ -21,7 +21,7 @@ var flagCompletions = map[string]cobra.CompletionFunc{
 	"ocp":        completeOCP,
 	"lvms":       completeLVMS,
 	"output":     fixedCompletion(output.Formats()...),
-	"log-format": fixedCompletion("text", "json"),
+	"log-format": fixedCompletion(logFormats()...),
 	"payload": fixedCompletion(rebase.PayloadTree+"\tthe pull specs of the tree's "+recorded.LastRebaseFile,
 		rebase.PayloadNewest+"\tthe newest GA z common to every arch"),
 	"arch": completeArch,

@@ -30,7 +30,7 @@ func TestCompletions(t *testing.T) {
 		{[]string{"-o", ""}, []string{"text", "json", "yaml"}},
 		{[]string{"apply", "-o", ""}, []string{"text", "json", "yaml"}},
 		{[]string{"outdated", "--output", ""}, []string{"text", "json", "yaml"}},
-		{[]string{"--log-format", ""}, []string{"text", "json"}},
+		{[]string{"--log-format", ""}, []string{"plain", "text", "json"}},
 		{[]string{"--payload", ""}, []string{"tree", "newest"}},
 		{[]string{"--arch", ""}, []string{"x86_64", "aarch64", "ppc64le", "s390x"}},
 		{[]string{"--arch", "aarch64,"}, []string{"aarch64,x86_64", "aarch64,ppc64le", "aarch64,s390x"}},

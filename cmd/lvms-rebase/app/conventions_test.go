@@ -28,7 +28,7 @@ func TestVerbosityFlag(t *testing.T) {
 		{[]string{"-v"}, ExitUsage, "flag needs an argument"},
 		{[]string{"-v", "high", "version"}, ExitUsage, "invalid argument"},
 		{[]string{"--ocp", "4.18", "-v", "-1"}, ExitUsage, "-v/--v: expected a verbosity of 0 or more"},
-		{[]string{"apply", "--assets", ".", "--log-format", "xml"}, ExitUsage, "--log-format: expected text or json"},
+		{[]string{"apply", "--assets", ".", "--log-format", "xml"}, ExitUsage, "--log-format: expected plain, text or json"},
 	} {
 		code, out, errOut := runMain(t, tc.args...)
 		if code != tc.code || !strings.Contains(out+errOut, tc.want) {

@@ -200,7 +200,7 @@ func TestEndToEnd(t *testing.T) {
 			}
 			presubmit(t, dir)
 			for _, phase := range []string{"resolve", "fetch-payloads", "translate", "render-lvms", "snapshot-assets", "render", "images", "records", "review", "write"} {
-				if !strings.Contains(errOut, "phase "+phase+" done") {
+				if !hasStepLine(errOut, phase) {
 					t.Errorf("stderr lacks the %s phase line:\n%s", phase, errOut)
 				}
 			}

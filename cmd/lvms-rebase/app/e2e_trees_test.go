@@ -26,8 +26,8 @@ func readLockFile(t *testing.T, dir string) *lock.Lock {
 
 // TestEndToEndTrees is the plain run a maintainer does on a branch: no --ocp (the tree's
 // release.base gives it), payloads from last_rebase.sh, the LVMS minor from the policy
-// (5.0 and 4.22 lag to 4.21 with a warning). Golden tree, no-op second run, --check with
-// no flags.
+// (5.0 and 4.22 lag to 4.21 with a warning). Golden tree, no-op second run (at most a line
+// per step on stderr), --check with no flags.
 func TestEndToEndTrees(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: runs the whole rebase per tree")
@@ -77,6 +77,8 @@ func TestEndToEndTrees(t *testing.T) {
 			if treeHash(t, dir) != before {
 				t.Fatal("second run changed the tree")
 			}
+			// What make demo's second run prints: a line per step, the warnings once, no logfmt.
+			checkNoChangeStderr(t, errOut)
 			if code, out, errOut = e.run(dir, "--check"); code != 0 {
 				t.Fatalf("--check: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 			}
@@ -223,8 +225,8 @@ func TestResolveLaggingLVMS(t *testing.T) {
 			checkWarnedOnce(t, tc.ocp+".2 (x86_64 only)", out, errOut)
 			if len(tc.flags) > 0 {
 				checkOnlyWarnings(t, errOut)
-			} else if !strings.Contains(errOut, "level=INFO ") {
-				t.Errorf("default verbosity: no info records on stderr:\n%s", errOut)
+			} else if strings.Contains(errOut, "level=") {
+				t.Errorf("default verbosity: logfmt records on stderr, want plain lines:\n%s", errOut)
 			}
 		})
 	}
@@ -254,25 +256,25 @@ func TestResolveLaggingLVMS(t *testing.T) {
 	}
 }
 
-// checkWarnedOnce fails unless warning is printed exactly once: on stderr, as a WARN record,
-// and not again in the summary on stdout.
+// checkWarnedOnce fails unless warning is printed exactly once: on stderr, as a "Warning: "
+// line, and not again in the summary on stdout.
 func checkWarnedOnce(t *testing.T, warning, out, errOut string) {
 	t.Helper()
 	if n, m := strings.Count(out, warning), strings.Count(errOut, warning); n != 0 || m != 1 {
 		t.Errorf("warning %q printed %d times on stdout and %d on stderr, want once on stderr:\nstdout:\n%s\nstderr:\n%s", warning, n, m, out, errOut)
 	}
 	for _, line := range strings.Split(errOut, "\n") {
-		if strings.Contains(line, warning) && !strings.HasPrefix(line, "level=WARN ") {
-			t.Errorf("warning printed as %q, want a level=WARN record", line)
+		if strings.Contains(line, warning) && !strings.HasPrefix(line, "Warning: ") {
+			t.Errorf("warning printed as %q, want a Warning: line", line)
 		}
 	}
 }
 
-// checkOnlyWarnings fails on a stderr line that is not a warning or an error record (-q).
+// checkOnlyWarnings fails on a stderr line that is not a warning or an error (-q).
 func checkOnlyWarnings(t *testing.T, errOut string) {
 	t.Helper()
 	for _, line := range strings.Split(strings.TrimSpace(errOut), "\n") {
-		if line != "" && !strings.HasPrefix(line, "level=WARN ") && !strings.HasPrefix(line, "level=ERROR ") {
+		if line != "" && !strings.HasPrefix(line, "Warning: ") && !strings.HasPrefix(line, "Error: ") {
 			t.Errorf("stderr line %q is neither a warning nor an error", line)
 		}
 	}

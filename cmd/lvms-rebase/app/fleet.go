@@ -43,6 +43,7 @@ func runFleet(cmd *cobra.Command, f *rebaseFlags, streams IOStreams) (err error)
 	rep, err := fleet.Run(ctx, fleet.Options{Repo: f.microshiftDir, Branches: f.branches, PRBodyDir: f.prBodyDir, Parallel: f.parallel,
 		Rebase: rebase.Options{Payload: f.payload, Source: srcOpts, SnapshotAssets: f.snapshotAssets, Commit: f.commit,
 			Kustomize: lvmsrebase.Kustomize, ToolVersion: version.String(), Logger: logger, Provenance: f.provenance.options()}})
+	f.logs.flush()
 	if err != nil {
 		return libraryError(err)
 	}

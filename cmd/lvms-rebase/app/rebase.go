@@ -108,7 +108,7 @@ func configureRebase(root *cobra.Command, streams IOStreams, logs *logFlags) {
 	fl.StringVar(&f.snapshotAssets, "snapshot-assets", "",
 		"where the csi-snapshot-controller operator assets come from: a per-file URL template with {commit} and {path} (only the files\nthe era reads are fetched), an archive URL template with {commit} (e.g. "+snapshot.ArchiveSource+"),\na directory or a tarball (default "+snapshot.DefaultSource+"; with --check the lock file's)")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "resolve and render, print the plan (references, digests, files to add/change/remove); write nothing")
-	fl.BoolVar(&f.diff, "diff", false, "like --dry-run, and print a unified diff against the tree; exit 3 when it shows differences")
+	fl.BoolVar(&f.diff, "diff", false, "like --dry-run, but print only the unified diff against the tree on stdout (git apply takes it; the count of changes goes to stderr); exit 3 when it shows differences")
 	fl.BoolVar(&f.check, "check", false, "re-render from the lock file's inputs; exit 3 when the tree differs (CI verify step)")
 	addOutputFlag(fl, &f.output)
 	fl.BoolVar(&f.commit, "commit", false, "git-commit the changes in the MicroShift checkout per phase (lock, images, manifests)")
@@ -216,8 +216,9 @@ func runRebase(ctx context.Context, f *rebaseFlags, streams IOStreams) (err erro
 		Logger:            logger,
 		Provenance:        f.provenance.options(),
 	})
+	f.logs.flush()
 	if res != nil && (err == nil || res.Drift) {
-		if perr := printResult(streams.Out, f.output, f.logs.quiet, res); perr != nil {
+		if perr := printResult(streams, f.output, f.logs, res); perr != nil {
 			return perr
 		}
 	}
@@ -262,21 +263,26 @@ func printProvenance(b *strings.Builder, rep *provenance.Report) {
 
 // printResult prints the result as -o asks. The text summary leaves the warnings out: each was
 // printed on stderr when it arose (and -o json/yaml carry them as data). With -q (quiet) the
-// text summary is left out too; --diff's diff is what that mode asks for and still prints.
-func printResult(w io.Writer, format string, quiet bool, res *rebase.Result) error {
+// text summary is left out too. --diff prints the patch alone on stdout, as kubectl diff does
+// (git apply reads it), and its one line of counts on stderr.
+func printResult(streams IOStreams, format string, logs *logFlags, res *rebase.Result) error {
 	if output.IsMachine(format) {
-		return output.Write(w, format, output.RebaseResult(res))
+		return output.Write(streams.Out, format, output.RebaseResult(res))
 	}
-	if quiet {
-		_, err := io.WriteString(w, res.Diff)
+	if res.Mode == rebase.ModeDiff {
+		if !logs.quiet && res.Changes != nil {
+			fmt.Fprintln(streams.ErrOut, changesLine(res))
+		}
+		_, err := io.WriteString(streams.Out, res.Diff)
 		return err
+	}
+	if logs.quiet {
+		return nil
 	}
 	var b strings.Builder
 	writeInputs(&b, res)
 	fmt.Fprintf(&b, "  payload version %s, bundle version %s, snapshot assets %s\n", res.PayloadVersion, res.BundleVersion, res.SnapshotCommit)
-	for _, e := range res.Excluded {
-		fmt.Fprintf(&b, "  not shipped: %s %s (%s): %s\n", e.Kind, e.Name, e.File, e.Reason)
-	}
+	writeExcluded(&b, res, logs.verbosity)
 	printProvenance(&b, res.Provenance)
 	for _, d := range res.LockDrift {
 		fmt.Fprintf(&b, "  lock drift: %s\n", d)
@@ -290,29 +296,55 @@ func printResult(w io.Writer, format string, quiet bool, res *rebase.Result) err
 				fmt.Fprintf(&b, "  %-6s %s\n", x.verb, path)
 			}
 		}
-		verb := map[rebase.Mode]string{rebase.ModeWrite: "wrote", rebase.ModeDryRun: "would write", rebase.ModeDiff: "would write", rebase.ModeCheck: "differs"}[res.Mode]
 		if len(p.Change) > 0 {
 			fmt.Fprintf(&b, "  %d changed in meaning, %d only in formatting\n", len(res.Semantic), len(res.Formatting))
 		}
 		printRecipeChanges(&b, res)
 		printRBAC(&b, res)
-		switch {
-		case !p.Changed() && len(res.Uncommitted) > 0:
-			// The tree matches what the inputs render, not what is committed.
-			fmt.Fprintf(&b, "no changes to the tree (%d files up to date), but %d file(s) differ from HEAD and are not committed\n",
-				len(p.Unchanged), len(res.Uncommitted))
-		case !p.Changed():
-			fmt.Fprintf(&b, "no changes (%d files up to date)\n", len(p.Unchanged))
-		default:
-			fmt.Fprintf(&b, "%s: %d added, %d changed, %d removed, %d unchanged\n", verb, len(p.Add), len(p.Change), len(p.Remove), len(p.Unchanged))
-		}
+		b.WriteString(changesLine(res) + "\n")
 	}
 	for _, c := range res.Commits {
 		fmt.Fprintf(&b, "  committed: %s\n", c)
 	}
-	if res.Diff != "" {
-		b.WriteString(res.Diff)
+	writeFetched(&b, res)
+	_, err := io.WriteString(streams.Out, b.String())
+	return err
+}
+
+// changesLine counts what the run wrote, would write, or found different.
+func changesLine(res *rebase.Result) string {
+	p := res.Changes
+	switch {
+	case !p.Changed() && len(res.Uncommitted) > 0:
+		// The tree matches what the inputs render, not what is committed.
+		return fmt.Sprintf("no changes to the tree (%d files up to date), but %d file(s) differ from HEAD and are not committed",
+			len(p.Unchanged), len(res.Uncommitted))
+	case !p.Changed():
+		return fmt.Sprintf("no changes (%d files up to date)", len(p.Unchanged))
 	}
+	verb := map[rebase.Mode]string{rebase.ModeWrite: "wrote", rebase.ModeDryRun: "would write", rebase.ModeDiff: "would write", rebase.ModeCheck: "differs"}[res.Mode]
+	return fmt.Sprintf("%s: %d added, %d changed, %d removed, %d unchanged", verb, len(p.Add), len(p.Change), len(p.Remove), len(p.Unchanged))
+}
+
+// writeExcluded says what of the bundle is not shipped: one line with the count, each object
+// and why at -v 1 (-o json lists them as excluded, the PR body in "Bundle objects not
+// shipped").
+func writeExcluded(b *strings.Builder, res *rebase.Result, verbosity int) {
+	switch n := len(res.Excluded); {
+	case n == 0:
+	case verbosity >= 1:
+		for _, e := range res.Excluded {
+			fmt.Fprintf(b, "  not shipped: %s %s (%s): %s\n", e.Kind, e.Name, e.File, e.Reason)
+		}
+	case n == 1:
+		fmt.Fprintf(b, "  not shipped: 1 bundle object, by the era's rules (-v 1 says which)\n")
+	default:
+		fmt.Fprintf(b, "  not shipped: %d bundle objects, by the era's rules (-v 1 lists them)\n", n)
+	}
+}
+
+// writeFetched sums what the run fetched and the time its steps worked.
+func writeFetched(b *strings.Builder, res *rebase.Result) {
 	var fetched int64
 	var blobs, cached int
 	for _, st := range res.Fetched {
@@ -320,14 +352,12 @@ func printResult(w io.Writer, format string, quiet bool, res *rebase.Result) err
 		blobs += st.BlobsFetched
 		cached += st.BlobsCached
 	}
-	fmt.Fprintf(&b, "fetched %d bytes in %d blobs (%d blobs from the cache)\n", fetched, blobs, cached)
+	fmt.Fprintf(b, "fetched %d bytes in %d blobs (%d blobs from the cache)\n", fetched, blobs, cached)
 	var total time.Duration
 	for _, ph := range res.Phases {
 		total += ph.Duration
 	}
-	fmt.Fprintf(&b, "took %s\n", total.Round(time.Millisecond))
-	_, err := io.WriteString(w, b.String())
-	return err
+	fmt.Fprintf(b, "took %s\n", total.Round(time.Millisecond))
 }
 
 // byDigest appends @digest to ref unless ref already names it (pins from the lock do).

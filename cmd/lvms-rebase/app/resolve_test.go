@@ -69,10 +69,10 @@ func TestResolveCommand(t *testing.T) {
 
 	// -v 4 shows debug records; the default verbosity does not.
 	code, _, errOut = runMain(t, append(base, "--ocp", "4.18", "-v", "4")...)
-	if code != ExitOK || !strings.Contains(errOut, "level=DEBUG msg=\"image sources\"") {
+	if code != ExitOK || !strings.Contains(errOut, "image sources sources=bundle repo ") {
 		t.Fatalf("-v 4: exit %d, stderr lacks the debug record:\n%s", code, errOut)
 	}
-	if _, _, errOut = runMain(t, append(base, "--ocp", "4.18")...); strings.Contains(errOut, "DEBUG") {
+	if _, _, errOut = runMain(t, append(base, "--ocp", "4.18")...); strings.Contains(errOut, "image sources") {
 		t.Fatalf("default verbosity shows debug records:\n%s", errOut)
 	}
 

@@ -14,11 +14,13 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/google/go-containerregistry/pkg/logs"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/lvms-rebase/lvms-rebase/internal/plainlog"
 	"github.com/lvms-rebase/lvms-rebase/internal/version"
+	"github.com/lvms-rebase/lvms-rebase/internal/warntee"
+	"github.com/lvms-rebase/lvms-rebase/rebase/review"
 )
 
 // Exit codes shared by every command; CI jobs script against them.
@@ -176,9 +178,6 @@ func Main(args []string, streams IOStreams) int {
 	root.InitDefaultCompletionCmd()
 	typeArgs(root)
 	root.SetArgs(args)
-	// -v 4 sends the registry client's global debug log to this run's stderr; no later run
-	// (tests call Main many times) inherits it.
-	defer logs.Debug.SetOutput(io.Discard)
 	err := root.Execute()
 	if err == nil {
 		return ExitOK
@@ -287,26 +286,35 @@ func exitForInterrupt(ctx context.Context, err error) error {
 
 // logFlags are the logging flags every command shares, spelled as kubectl's: -v/--v is the
 // verbosity, an integer as klog's; a record logged at V(n) has slog level -n, so -v 4 and up
-// shows debug records (slog.LevelDebug is -4) and the registry client's HTTP log. 0 shows one
-// line per phase and the warnings; -q/--quiet only warnings and errors.
+// shows debug records (slog.LevelDebug is -4) and -v 6, 7 and 8 the registry requests, their
+// headers and their bodies (internal/httplog). 0 shows one line per step and the warnings;
+// -q/--quiet only warnings and errors.
 type logFlags struct {
 	verbosity int
 	quiet     bool
 	format    string
+	// plain is the handler of --log-format plain once logger built it (its held warnings are
+	// said when the command ends: flush); status is stderr on a terminal, shared by the log
+	// lines and the transient progress line.
+	plain  *plainlog.Handler
+	status *statusWriter
 }
 
-// Verbosities with a meaning of their own (docs/output.md). -v 1 adds a line when a phase
-// starts: the library logs it at V(1), slog level -1, and -v N sets the level to -N.
+// The --log-format values: plain lines for people (the default), logfmt records ("text", the
+// default before plain lines, kept for the scripts that read it) and JSON records.
 const (
-	// verbosityHTTP adds the debug records and go-containerregistry's HTTP log, as kubectl's
-	// -v 6 adds its round trips.
-	verbosityHTTP = 4
+	logPlain = "plain"
+	logText  = "text"
+	logJSON  = "json"
 )
 
+// logFormats lists the --log-format values, the default first.
+func logFormats() []string { return []string{logPlain, logText, logJSON} }
+
 func (l *logFlags) addFlags(fs *pflag.FlagSet) {
-	fs.IntVarP(&l.verbosity, "v", "v", 0, "log verbosity, as kubectl's: 0 phases and warnings, 1 phase starts, 4 and up debug records and the registry HTTP log")
-	fs.BoolVarP(&l.quiet, "quiet", "q", false, "warnings and errors only: no phase lines, no progress, no text summary (-o json and yaml still print)")
-	fs.StringVar(&l.format, "log-format", "text", "log format on stderr: text or json")
+	fs.IntVarP(&l.verbosity, "v", "v", 0, "log verbosity, as kubectl's: 0 steps and warnings, 1 step starts and each warning in full, 4 debug records, 6 registry requests, 7 their headers, 8 their bodies (secrets masked)")
+	fs.BoolVarP(&l.quiet, "quiet", "q", false, "warnings and errors only: no step lines, no progress, no text summary (-o json and yaml still print)")
+	fs.StringVar(&l.format, "log-format", logPlain, "log format on stderr: plain (lines for people), text (logfmt records) or json (JSON records)")
 }
 
 // markExclusive declares -q and -v exclusive with cobra's flag groups (validated in
@@ -323,42 +331,49 @@ func (l *logFlags) level() slog.Level {
 	return slog.Level(-l.verbosity)
 }
 
-// logger builds the stderr logger of --log-format, -v and -q. Records carry no wall-clock
-// stamp: phase lines have their own timings, and stamps would only add noise to CI logs. At
-// -v 4 and up the registry client's HTTP log goes to it too (registryDebug).
+// logger builds the stderr logger of --log-format, -v and -q; each distinct warning is
+// printed once (warntee.Once). Records carry no wall-clock stamp: step lines have their own
+// timings, and stamps would only add noise to CI logs. Plain lines at the default verbosity
+// count a security review's rules on one line (holdEscalations) that flush writes.
 func (l *logFlags) logger(w io.Writer) (*slog.Logger, error) {
 	if l.verbosity < 0 {
 		return nil, usageError("-v/--v: expected a verbosity of 0 or more, got %d", l.verbosity)
 	}
 	opts := &slog.HandlerOptions{Level: l.level(), ReplaceAttr: dropTime}
-	var log *slog.Logger
+	var h slog.Handler
 	switch l.format {
-	case "text":
-		log = slog.New(slog.NewTextHandler(w, opts))
-	case "json":
-		log = slog.New(slog.NewJSONHandler(w, opts))
+	case logPlain:
+		l.status = newStatusWriter(w)
+		popts := plainlog.Options{Level: l.level()}
+		if l.verbosity == 0 {
+			popts.Hold, popts.Summary = holdEscalations()
+		}
+		l.plain = plainlog.New(l.status, popts)
+		h = l.plain
+	case logText:
+		h = slog.NewTextHandler(w, opts)
+	case logJSON:
+		h = slog.NewJSONHandler(w, opts)
 	default:
-		return nil, usageError("--log-format: expected text or json, got %q", l.format)
+		return nil, usageError("--log-format: expected plain, text or json, got %q", l.format)
 	}
-	if l.verbosity >= verbosityHTTP {
-		registryDebug(log)
-	}
-	return log, nil
+	return slog.New(warntee.Once(h)), nil
 }
 
-// registryDebug sends go-containerregistry's debug log (every request and response, headers
-// included) to log as debug records, one per message. The library redacts Authorization
-// headers and token bodies where it formats them; Main turns the log off again after the run.
-func registryDebug(log *slog.Logger) {
-	logs.Debug.SetFlags(0)
-	logs.Debug.SetPrefix("")
-	logs.Debug.SetOutput(debugWriter{log})
+// holdEscalations holds back the warnings of a security review (one per rule, dozens when a
+// tree ships RBAC for the first time) and says them as one line with their count; -v 1 prints
+// each, and -o json (rbac.escalations, warnings) and the PR body list every one.
+func holdEscalations() (func(string) bool, func(int) string) {
+	return func(text string) bool { return strings.HasPrefix(text, review.EscalationPrefix) },
+		func(n int) string {
+			return fmt.Sprintf("%s%d RBAC rules grant access a reviewer must check (-v 1 lists them, as do -o json and the PR body's Security review)", review.EscalationPrefix, n)
+		}
 }
 
-// debugWriter turns each message of a standard-library logger into one slog debug record.
-type debugWriter struct{ log *slog.Logger }
-
-func (d debugWriter) Write(p []byte) (int, error) {
-	d.log.Debug("registry HTTP", "message", strings.TrimRight(string(p), "\n"))
-	return len(p), nil
+// flush writes what the plain lines held back (holdEscalations); a command calls it when
+// its run ended, before its result.
+func (l *logFlags) flush() {
+	if l.plain != nil {
+		_ = l.plain.Flush()
+	}
 }

@@ -65,7 +65,7 @@ func interruptStalledRun(t *testing.T, sig syscall.Signal, name string, code int
 	var lines []string
 	for sc.Scan() {
 		lines = append(lines, sc.Text())
-		if strings.Contains(sc.Text(), "phase resolve") {
+		if f := strings.Fields(sc.Text()); len(f) == 2 && f[0] == "resolve" && f[1] == "started" {
 			time.Sleep(300 * time.Millisecond) // into the stalled blob request
 			if err := cmd.Process.Signal(sig); err != nil {
 				t.Fatal(err)

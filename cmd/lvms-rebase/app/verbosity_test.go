@@ -10,9 +10,12 @@ import (
 )
 
 // TestVerbosity runs one dry-run rebase per logging setting through Main and checks what
-// each prints: -v 4 adds go-containerregistry's HTTP log with the credentials redacted,
-// the default one line per phase and a summary, -q only warnings and errors (and -o json's
-// document, which -q does not touch).
+// each prints, kubectl's levels: the default plain lines, one a step, and a summary; -v 1 step
+// starts; -v 4 debug records; -v 6 one line per registry request, -v 7 their headers, -v 8
+// their bodies; --log-format text logfmt records and json JSON records, as before plain
+// lines; -q only warnings and errors (and -o json's document, which -q does not touch). The
+// registry's credentials (the basic auth of the auth file, its password as a canary) print at
+// no level: neither in a header nor in a body.
 func TestVerbosity(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end")
@@ -20,55 +23,64 @@ func TestVerbosity(t *testing.T) {
 	e := newE2E(t)
 	dir := copyTree(t, "../../../testdata/microshift")
 	secrets := []string{"s3cret-token", base64.StdEncoding.EncodeToString([]byte("rebase-bot:s3cret-token"))}
+	reg := "http://" + e.reg.Host()
 	for _, tc := range []struct {
-		name  string
-		flags []string
-		check func(t *testing.T, out, errOut string)
+		name        string
+		flags       []string
+		want, avoid []string
+		check       func(t *testing.T, out, errOut string)
 	}{
 		// First, with a cold cache, so that blobs are fetched too.
-		{"-v 4", []string{"-v", "4"}, func(t *testing.T, out, errOut string) {
-			for _, want := range []string{`level=DEBUG msg="registry HTTP" message="--> GET http://` + e.reg.Host(),
-				`Authorization: <redacted>`, `<-- 200 http://` + e.reg.Host(), "would write:"} {
-				if !strings.Contains(out+errOut, want) {
-					t.Errorf("lacks %q", want)
-				}
-			}
-		}},
-		{"-v 4 json logs", []string{"-v", "4", "--log-format", "json"}, func(t *testing.T, out, errOut string) {
+		{name: "-v 8", flags: []string{"-v", "8"},
+			want: []string{"GET " + reg + "/v2/", "Request Headers:", "    Authorization: Basic xxxxx", "Response Status: 200 OK in ",
+				"Response Headers:", "    Docker-Content-Digest: sha256:", `Response Body: {"schemaVersion":2`,
+				"Response Body: not shown (not text; application/", "would write:"},
+			avoid: []string{"level="}},
+		{name: "-v 7", flags: []string{"-v", "7"},
+			want:  []string{"GET " + reg + "/v2/", "    Authorization: Basic xxxxx", "Response Status: 200 OK in "},
+			avoid: []string{"Response Body"}},
+		{name: "-v 6", flags: []string{"-v", "6"},
+			want:  []string{"GET " + reg + "/v2/", " 200 OK in ", "image sources sources="},
+			avoid: []string{"Request Headers", "Authorization", "Response Body"}},
+		{name: "-v 4", flags: []string{"-v", "4"},
+			want:  []string{"image sources sources=", "resolve         started"},
+			avoid: []string{reg + "/v2/", "level="}},
+		{name: "-v 8 json logs", flags: []string{"-v", "8", "--log-format", "json"}, check: func(t *testing.T, out, errOut string) {
 			http := 0
 			for _, line := range strings.Split(strings.TrimSpace(errOut), "\n") {
-				var rec struct{ Msg, Message string }
+				var rec struct{ Msg string }
 				if err := json.Unmarshal([]byte(line), &rec); err != nil {
 					t.Fatalf("stderr line is not JSON: %q", line)
 				}
-				if rec.Msg == "registry HTTP" && strings.HasPrefix(rec.Message, "--> ") {
+				if strings.HasPrefix(rec.Msg, "GET "+reg) || strings.HasPrefix(rec.Msg, "Response Body: ") {
 					http++
 				}
 			}
 			if http == 0 {
-				t.Error("no registry HTTP records")
+				t.Error("no request records")
 			}
 		}},
-		{"-v 1", []string{"-v", "1"}, func(t *testing.T, out, errOut string) {
-			if !strings.Contains(errOut, `level=V1 msg="phase resolve" phase=resolve state=start`) || strings.Contains(errOut, "DEBUG") {
-				t.Errorf("-v 1: want phase start lines at level V1 and no debug records:\n%s", errOut)
+		{name: "-v 1", flags: []string{"-v", "1"},
+			want:  []string{"resolve         started", "using registry credentials registry=" + e.reg.Host()},
+			avoid: []string{"image sources", "level="}},
+		{name: "--log-format text", flags: []string{"--log-format", "text"},
+			want:  []string{`level=INFO msg="phase resolve done" phase=resolve took=`},
+			avoid: []string{"phase=resolve state=start", "Warning: "}},
+		{name: "--log-format text -v 1", flags: []string{"--log-format", "text", "-v", "1"},
+			want: []string{`level=V1 msg="phase resolve" phase=resolve state=start`}, avoid: []string{"DEBUG"}},
+		{name: "default", check: func(t *testing.T, out, errOut string) {
+			if !strings.Contains(out, "would write:") || !hasStepLine(errOut, "resolve") {
+				t.Error("lacks the summary or the step lines")
 			}
+			checkPlainStderr(t, errOut)
 		}},
-		{"default", nil, func(t *testing.T, out, errOut string) {
-			if !strings.Contains(out, "would write:") || !strings.Contains(errOut, `level=INFO msg="phase resolve done"`) {
-				t.Error("lacks the summary or the phase lines")
-			}
-			if strings.Contains(errOut, "DEBUG") || strings.Contains(errOut, "phase resolve\" phase=resolve state=start") {
-				t.Error("debug records or phase start lines at the default verbosity")
-			}
-		}},
-		{"-q", []string{"-q"}, func(t *testing.T, out, errOut string) {
+		{name: "-q", flags: []string{"-q"}, check: func(t *testing.T, out, errOut string) {
 			if out != "" {
 				t.Errorf("stdout is not empty")
 			}
 			checkOnlyWarnings(t, errOut)
 		}},
-		{"--quiet -o json", []string{"--quiet", "-o", "json"}, func(t *testing.T, out, errOut string) {
+		{name: "--quiet -o json", flags: []string{"--quiet", "-o", "json"}, check: func(t *testing.T, out, errOut string) {
 			var doc struct{ Kind string }
 			if err := json.Unmarshal([]byte(out), &doc); err != nil || doc.Kind != v1alpha1.KindRebaseResult {
 				t.Errorf("-o json: kind %q, %v", doc.Kind, err)
@@ -87,7 +99,19 @@ func TestVerbosity(t *testing.T) {
 					t.Fatalf("credentials %q printed", s)
 				}
 			}
-			tc.check(t, out, errOut)
+			for _, w := range tc.want {
+				if !strings.Contains(out+errOut, w) {
+					t.Errorf("lacks %q", w)
+				}
+			}
+			for _, a := range tc.avoid {
+				if strings.Contains(errOut, a) {
+					t.Errorf("stderr has %q", a)
+				}
+			}
+			if tc.check != nil {
+				tc.check(t, out, errOut)
+			}
 			if t.Failed() {
 				t.Logf("stdout:\n%s\nstderr:\n%s", out, errOut)
 			}

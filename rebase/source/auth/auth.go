@@ -212,8 +212,10 @@ func (k *Keychain) ResolveContext(ctx context.Context, res authn.Resource) (auth
 			cfg.Username, cfg.Password = user, pass
 		}
 		desc := fmt.Sprintf("%s (%s)", f.path, f.origin)
+		// Which file served a registry is said at V(1): kubectl, too, names the kubeconfig
+		// it loaded only when asked, and an unattended run's stderr stays one line a step.
 		if k.used[reg] != desc {
-			k.log.Info("using registry credentials", "registry", reg, "authFile", f.path, "from", f.origin)
+			k.log.Log(context.Background(), slog.Level(-1), "using registry credentials", "registry", reg, "authFile", f.path, "from", f.origin)
 		}
 		k.used[reg] = desc
 		return authn.FromConfig(cfg), nil
@@ -232,7 +234,7 @@ func (k *Keychain) ResolveContext(ctx context.Context, res authn.Resource) (auth
 			}
 		}
 		k.used[reg] = "a docker credential helper named in " + dockerCfg
-		k.log.Info("using registry credentials", "registry", reg, "authFile", dockerCfg, "from", "docker credential helper")
+		k.log.Log(context.Background(), slog.Level(-1), "using registry credentials", "registry", reg, "authFile", dockerCfg, "from", "docker credential helper")
 		return a, nil
 	}
 	k.used[reg] = ""

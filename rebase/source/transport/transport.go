@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/lvms-rebase/lvms-rebase/applier/redact"
+	"github.com/lvms-rebase/lvms-rebase/internal/httplog"
 	"github.com/lvms-rebase/lvms-rebase/rebase/option"
 )
 
@@ -81,7 +82,7 @@ type Options struct {
 }
 
 // New wraps base (http.DefaultTransport when nil) with the TLS policy, retries, body bounds
-// and the redirect bound.
+// the redirect bound, and the request log of -v 6 and up.
 func New(base http.RoundTripper, o Options) http.RoundTripper {
 	if base == nil {
 		base = http.DefaultTransport
@@ -90,7 +91,8 @@ func New(base http.RoundTripper, o Options) http.RoundTripper {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	rt := &retryTransport{inner: newInsecureTransport(base, o.Insecure), opts: o.Retry, log: log}
+	// Each attempt is logged at -v 6 and up (internal/httplog), as it goes on the wire.
+	rt := &retryTransport{inner: httplog.New(newInsecureTransport(base, o.Insecure), log), opts: o.Retry, log: log}
 	return &redirectTransport{inner: &limitTransport{inner: rt, tagList: o.MaxTagListBytes, manifestSize: o.MaxManifestSize, ping: maxPingBody}}
 }
 
