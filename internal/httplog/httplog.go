@@ -157,6 +157,10 @@ func (t *transport) tokenExchange(req *http.Request) bool {
 var credentialRE = regexp.MustCompile(`(?i)"(access_token|refresh_token|id_token|token|password|passwd|secret|client_secret|auth|credentials?)"\s*:|` +
 	`(^|[&\s])(access_token|refresh_token|id_token|token|password|passwd|client_secret)=`)
 
+// secretKindRE finds a Kubernetes object whose content is a credential (the API's answers
+// through apply's client).
+var secretKindRE = regexp.MustCompile(`"kind"\s*:\s*"(Secret|SecretList|TokenRequest|TokenReview)"`)
+
 // textual reports whether a content type is text a person can read.
 func textual(contentType string) bool {
 	mt, _, err := mime.ParseMediaType(contentType)
@@ -253,7 +257,7 @@ func (b *body) log(eof bool) {
 		switch {
 		case b.withheld != "":
 			b.t.logf(b.ctx, LevelBody, "Response Body: not shown (%s; %s, %s)", b.withheld, ct, read)
-		case credentialRE.Match(b.kept.Bytes()):
+		case credentialRE.Match(b.kept.Bytes()) || secretKindRE.Match(b.kept.Bytes()):
 			b.t.logf(b.ctx, LevelBody, "Response Body: not shown (it names a credential field; %s, %s)", ct, read)
 		case b.n > int64(b.kept.Len()):
 			b.t.logf(b.ctx, LevelBody, "Response Body: %s [truncated, %s]", maskURLs(b.kept.String()), read)

@@ -16,7 +16,8 @@ const canary = `s3cr"et <tok#en>`
 
 // registry is a server speaking the registry token protocol: a challenge on /v2/, a token
 // endpoint answering in JSON, an unknown one answering a form, a manifest, a blob, a redirect to a signed URL,
-// and a response that names a credential field on an ordinary path.
+// a response that names a credential field on an ordinary path, and a Kubernetes Secret (apply's
+// client goes through it too).
 func registry(t *testing.T) *httptest.Server {
 	manifest := `{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","layers":[` +
 		strings.Repeat(`{"digest":"sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"},`, 30) + `{}]}`
@@ -40,6 +41,9 @@ func registry(t *testing.T) *httptest.Server {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusNotFound)
 			_, _ = io.WriteString(w, `{"errors":[{"code":"MANIFEST_UNKNOWN","detail":"see https://mirror.example/m?sig=`+url.QueryEscape(canary)+`"}]}`)
+		case "/api/v1/namespaces/a/secrets/s":
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = io.WriteString(w, `{"kind":"Secret","apiVersion":"v1","data":{"k":"`+url.QueryEscape(canary)+`"}}`)
 		case "/v2/a/manifests/odd":
 			w.Header().Set("Content-Type", "application/json")
 			_, _ = io.WriteString(w, `{"note":"x", "Password" : "`+canary+`"}`)
@@ -73,6 +77,7 @@ func run(t *testing.T, v int) string {
 		{"POST", "/oauth2", "grant_type=password&password=" + url.QueryEscape(canary)},
 		{"GET", "/v2/a/manifests/v1", ""},
 		{"GET", "/v2/a/manifests/odd", ""},
+		{"GET", "/api/v1/namespaces/a/secrets/s", ""},
 		{"GET", "/v2/a/manifests/error", ""},
 		{"GET", "/v2/a/blobs/sha256:00", ""},
 		{"GET", "/v2/a/blobs/sha256:01?token=" + url.QueryEscape(canary), ""},
@@ -136,8 +141,8 @@ func TestLevels(t *testing.T) {
 			if n := strings.Count(log, "the answer of a token exchange"); n != 3 {
 				t.Errorf("-v 8: %d token exchanges withheld, want 3 (the challenge's realm, a scope, a POST):\n%s", n, log)
 			}
-			if n := strings.Count(log, "it names a credential field"); n != 2 {
-				t.Errorf("-v 8: %d bodies withheld for a credential field, want 2 (a form, a JSON field):\n%s", n, log)
+			if n := strings.Count(log, "it names a credential field"); n != 3 {
+				t.Errorf("-v 8: %d bodies withheld for a credential field, want 3 (a form, a JSON field, a Secret):\n%s", n, log)
 			}
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/lvms-rebase/lvms-rebase/applier"
+	"github.com/lvms-rebase/lvms-rebase/internal/httplog"
 	"github.com/lvms-rebase/lvms-rebase/internal/output"
 	"github.com/lvms-rebase/lvms-rebase/internal/safefile"
 )
@@ -91,6 +93,8 @@ func runApply(ctx context.Context, streams IOStreams, f *applyFlags) (err error)
 	if err != nil {
 		return err
 	}
+	// -v 6 and up log the API requests as kubectl does (internal/httplog, secrets masked).
+	restCfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return httplog.New(rt, log) })
 	storage, err := loadStorageConfig(f)
 	if err != nil {
 		return err

@@ -106,6 +106,19 @@ func TestApplyCommand(t *testing.T) {
 	}
 	checkOnlyWarnings(t, errOut)
 
+	// -v 8: the API requests as kubectl logs them (internal/httplog wraps the client's
+	// transport); the client's credentials print at no level.
+	code, out, errOut = runMain(t, append(args, "-v", "8")...)
+	if code != ExitOK || !strings.Contains(errOut, "GET "+cfg.Host+"/") || !strings.Contains(errOut, "Response Status: 200 OK in ") ||
+		!strings.Contains(errOut, "Response Body: ") {
+		t.Fatalf("apply -v 8: exit %d, want the API requests with their headers and bodies\n%s\n%s", code, out, errOut)
+	}
+	for _, secret := range []string{cfg.BearerToken, string(cfg.KeyData)} {
+		if secret != "" && strings.Contains(errOut, secret) {
+			t.Error("apply -v 8 prints the client's credentials")
+		}
+	}
+
 	// -o json and --log-format json, as for the other commands.
 	code, out, errOut = runMain(t, append(args, "-o", "json", "--log-format", "json")...)
 	if code != ExitOK {
