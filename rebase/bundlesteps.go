@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 
 	"github.com/lvms-rebase/lvms-rebase/internal/graph"
 	"github.com/lvms-rebase/lvms-rebase/rebase/bundle"
@@ -41,7 +42,7 @@ func (r *run) resolve(ctx context.Context, s *graph.Step) (resolved, error) {
 	if b.choice, err = r.completeChoice(b.choice, b.res); err != nil {
 		return b, err
 	}
-	if b.choice.Warning != "" {
+	if b.choice.Warning != "" && !r.lockRecords(b.choice) {
 		s.Warn(b.choice.Warning)
 	}
 	// The source logged these as it found them.
@@ -50,6 +51,15 @@ func (r *run) resolve(ctx context.Context, s *graph.Step) (resolved, error) {
 	}
 	b.era, err = era.Combine(r.opts.OCP, b.choice.Minor)
 	return b, err
+}
+
+// lockRecords reports whether the tree's lock already records choice for this OpenShift
+// minor. A lagging LVMS minor is a warning on the run that chooses it; once the lock records
+// it, it is a fact the era's policy declares, said by the summary's lvms line (and -o json's
+// lvms), not again as a warning on every run that changes nothing.
+func (r *run) lockRecords(c era.Choice) bool {
+	old := r.old
+	return old != nil && old.LVMS != nil && old.OCP == r.opts.OCP && old.LVMS.Minor == c.Minor && old.LVMS.Rule == c.Rule
 }
 
 // completeChoice completes the LVMS choice from the bundle's CSV when the bundle was pinned,
@@ -70,7 +80,7 @@ func (r *run) completeChoice(c era.Choice, res *source.Resolution) (era.Choice, 
 }
 
 // translate turns the bundle's CSV and manifests into the era's objects and image keys.
-func (r *run) translate(_ context.Context, s *graph.Step, b resolved) (*bundle.Result, error) {
+func (r *run) translate(ctx context.Context, s *graph.Step, b resolved) (*bundle.Result, error) {
 	c := b.res.Content
 	if c == nil || c.Bundle == nil {
 		return nil, errors.New("the resolution holds no bundle content (it did not come from source.Resolve)")
@@ -81,6 +91,9 @@ func (r *run) translate(_ context.Context, s *graph.Step, b resolved) (*bundle.R
 	}
 	for _, w := range tr.Warnings {
 		s.Warn(w)
+	}
+	for _, n := range tr.Notes {
+		r.log.Log(ctx, slog.Level(-1), n)
 	}
 	return tr, nil
 }

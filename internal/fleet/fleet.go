@@ -29,6 +29,9 @@ import (
 	"github.com/lvms-rebase/lvms-rebase/rebase/option"
 )
 
+// BranchKey is the attribute naming the branch on every log record of its run.
+const BranchKey = "branch"
+
 // ResultPrefix prefixes the branch that receives a branch's result.
 const ResultPrefix = "lvms-rebase/"
 
@@ -151,6 +154,14 @@ func runBranch(ctx context.Context, o Options, wts *worktrees, p plan) (br Branc
 	opts.MicroShiftDir, opts.Mode = wt.dir, rebase.ModeWrite
 	if !opts.Commit {
 		opts.Commit, opts.CommitMessage = true, "lvms-rebase: update LVMS on "+p.branch
+	}
+	// Branches run in parallel: every record of this one names it (BranchKey), or their
+	// step lines and warnings could not be told apart.
+	if opts.Logger != nil {
+		opts.Logger = opts.Logger.With(BranchKey, p.branch)
+	}
+	if opts.Source.Logger != nil {
+		opts.Source.Logger = opts.Source.Logger.With(BranchKey, p.branch)
 	}
 	if o.PRBodyDir != "" {
 		opts.PRBody = filepath.Join(o.PRBodyDir, p.prBody)

@@ -85,6 +85,9 @@ type Result struct {
 	Excluded []Excluded
 	// Warnings in the order they were produced.
 	Warnings []string
+	// Notes are facts of the translation the era declares (a CSV's suggested namespace
+	// MicroShift does not use), for a reader who asks (-v 1); never warnings.
+	Notes []string
 }
 
 // bundleKinds says how each kind a bundle may carry besides the CSV is handled: true = can be
@@ -186,7 +189,14 @@ func (t *translator) namespace() error {
 		return fmt.Errorf("%s: no target namespace: no override, era %s declares none and metadata.annotations[%s] is empty",
 			t.where(), t.e.Name, SuggestedNamespaceAnnotation)
 	}
-	if s := t.b.CSV.Annotations[SuggestedNamespaceAnnotation]; s != "" && s != t.ns {
+	switch s := t.b.CSV.Annotations[SuggestedNamespaceAnnotation]; {
+	case s == "" || s == t.ns:
+	case s == t.e.SuggestedNamespace:
+		// What every bundle of the era suggests: a fact of the era table, not news.
+		t.res.Notes = append(t.res.Notes, fmt.Sprintf("CSV suggests namespace %s, as every bundle of era %s does; using %s", s, t.e.Name, t.ns))
+	case t.e.SuggestedNamespace != "":
+		t.warnf("CSV suggests namespace %s, era %s expects %s; using %s", s, t.e.Name, t.e.SuggestedNamespace, t.ns)
+	default:
 		t.warnf("CSV suggests namespace %s; using %s", s, t.ns)
 	}
 	t.res.Namespace = t.ns

@@ -39,6 +39,9 @@ func render(t testing.TB, r *Result) []byte {
 	summary := map[string]interface{}{
 		"namespace": r.Namespace, "images": r.Images, "excluded": r.Excluded, "warnings": r.Warnings,
 	}
+	if len(r.Notes) > 0 {
+		summary["notes"] = r.Notes
+	}
 	for _, v := range append([]interface{}{summary}, objectsOf(r)...) {
 		data, err := yaml.Marshal(v)
 		if err != nil {
@@ -289,6 +292,28 @@ func TestTranslateSemantics(t *testing.T) {
 					t.Errorf("Warnf got %d warnings, result has %d", len(warned), len(r.Warnings))
 				}
 			})
+		}
+	})
+	// The era declares what its CSVs suggest: that suggestion is a note; any other is new
+	// bundle content and warns, naming what the era expected.
+	t.Run("suggested namespace", func(t *testing.T) {
+		for _, c := range []struct{ suggested, warning, note string }{
+			{"openshift-lvm-storage", "", "CSV suggests namespace openshift-lvm-storage, as every bundle of era lvms-4.20 does; using openshift-storage"},
+			{"openshift-lvms", "CSV suggests namespace openshift-lvms, era lvms-4.20 expects openshift-lvm-storage; using openshift-storage", ""},
+			{"openshift-storage", "", ""},
+		} {
+			b := load(t, "v4.20.0")
+			b.CSV.Annotations[SuggestedNamespaceAnnotation] = c.suggested
+			r, err := Translate(b, eraNamed(t, "lvms-4.20"), Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Join(r.Warnings, "\n"); got != c.warning {
+				t.Errorf("%s: warnings %q, want %q", c.suggested, got, c.warning)
+			}
+			if got := strings.Join(r.Notes, "\n"); got != c.note {
+				t.Errorf("%s: notes %q, want %q", c.suggested, got, c.note)
+			}
 		}
 	})
 	t.Run("webhook without a shipped Service", func(t *testing.T) {

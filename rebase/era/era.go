@@ -69,6 +69,11 @@ type Era struct {
 	// Namespace is where namespaced LVMS/TopoLVM objects go. MicroShift always uses
 	// openshift-storage, whatever the CSV suggests (openshift-lvm-storage from 4.20).
 	Namespace string
+	// SuggestedNamespace is the namespace every CSV of the era suggests
+	// (operatorframework.io/suggested-namespace): the translation ignores it as a known fact
+	// when it differs from Namespace, and warns about any other suggestion (new bundle
+	// content).
+	SuggestedNamespace string
 	// SnapshotNamespace is where the CSI snapshot controller runs. The snapshot overlay
 	// moves the operator's objects there (its NamespaceTransformer); render refuses a
 	// namespaced snapshot object anywhere else, so the two cannot drift apart.

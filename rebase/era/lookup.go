@@ -97,7 +97,7 @@ func Combine(ocp, lvms string) (Era, error) {
 		BundleImages: l.BundleImages, UnshippedImages: l.UnshippedImages, PayloadImages: o.PayloadImages,
 		CSV: l.CSV, BundleInclude: l.BundleInclude, SnapshotWebhook: o.SnapshotWebhook, SnapshotSplit: o.SnapshotSplit,
 		LiteralImages:     slices.Concat(o.LiteralImages, l.LiteralImages),
-		UnshippedWebhooks: l.UnshippedWebhooks, WebhookServices: l.WebhookServices,
+		UnshippedWebhooks: l.UnshippedWebhooks, WebhookServices: l.WebhookServices, SuggestedNamespace: l.SuggestedNamespace,
 		Records: o.Records, Retired: slices.Concat(o.Retired, l.Retired),
 	}, nil
 }

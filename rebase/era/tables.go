@@ -93,6 +93,8 @@ type LVMSRow struct {
 	// UnshippedWebhooks, WebhookServices: see Era.
 	UnshippedWebhooks []Unshipped
 	WebhookServices   []WebhookService
+	// SuggestedNamespace: see Era.SuggestedNamespace.
+	SuggestedNamespace string
 	// Retired: component files this LVMS era does not ship (see Retired).
 	Retired []Retired
 }
@@ -166,36 +168,36 @@ var LVMSTable = []LVMSRow{
 		// 4.14 is 4.15 without the kube-public/lvms-version ConfigMap (its overlay drops it).
 		Name: "topolvm-4.14", LVMS: "~4.14", OCP: "~4.14", Driver: TopoLVM,
 		LVMSOverlay: "overlays/topolvm/4.14", BundleImages: topolvmImages, UnshippedImages: topolvmUnshipped,
-		CSV: topolvmCSV, BundleInclude: topolvmBundleObjs,
+		CSV: topolvmCSV, BundleInclude: topolvmBundleObjs, SuggestedNamespace: eras.StorageNamespace,
 		Retired: append(retiredLVMSFiles(), retiredVersionConfigMap),
 	},
 	{
 		// 4.15: lvmd still a separate container, lvms-version ConfigMap added.
 		Name: "topolvm-4.15", LVMS: "~4.15", OCP: "~4.15", Driver: TopoLVM,
 		LVMSOverlay: "overlays/topolvm/4.15", BundleImages: topolvmImages, UnshippedImages: topolvmUnshipped,
-		CSV: topolvmCSV, BundleInclude: topolvmBundleObjs, Retired: retiredLVMSFiles(),
+		CSV: topolvmCSV, BundleInclude: topolvmBundleObjs, SuggestedNamespace: eras.StorageNamespace, Retired: retiredLVMSFiles(),
 	},
 	{
 		// MicroShift 4.16 embeds lvmd in topolvm-node and ships the LVMS 4.15 bundle's RBAC.
 		Name: "topolvm-4.16", LVMS: "~4.15", OCP: "~4.16", Driver: TopoLVM,
 		LVMSOverlay: "overlays/topolvm/4.16", BundleImages: topolvmImages, UnshippedImages: topolvmUnshipped,
-		CSV: topolvmCSV, BundleInclude: topolvmBundleObjs, Retired: retiredLVMSFiles(),
+		CSV: topolvmCSV, BundleInclude: topolvmBundleObjs, SuggestedNamespace: eras.StorageNamespace, Retired: retiredLVMSFiles(),
 	},
 	{
 		Name: "lvms-4.17", LVMS: "~4.17", OCP: ">= 4.17", Driver: LVMS,
 		LVMSOverlay: "overlays/lvms/4.17", BundleImages: lvmsImages, UnshippedImages: lvmsUnshipped,
-		CSV: lvmsCSV, BundleInclude: lvmsBundleObjs, Retired: retiredTopoLVMFiles(),
+		CSV: lvmsCSV, BundleInclude: lvmsBundleObjs, SuggestedNamespace: eras.StorageNamespace, Retired: retiredTopoLVMFiles(),
 	},
 	{
 		Name: "lvms-4.18", LVMS: ">= 4.18, < 4.20", OCP: ">= 4.17", Driver: LVMS,
 		LVMSOverlay: "overlays/lvms/4.18", BundleImages: lvmsImages, UnshippedImages: lvmsUnshipped,
-		CSV: lvmsCSV, BundleInclude: lvmsBundleObjs, Retired: retiredTopoLVMFiles(),
+		CSV: lvmsCSV, BundleInclude: lvmsBundleObjs, SuggestedNamespace: eras.StorageNamespace, Retired: retiredTopoLVMFiles(),
 	},
 	{
 		// 4.20+: the CSV suggests openshift-lvm-storage; MicroShift keeps openshift-storage.
 		Name: "lvms-4.20", LVMS: ">= 4.20, < 6.0", OCP: ">= 4.17", Driver: LVMS,
 		LVMSOverlay: "overlays/lvms/4.20", BundleImages: lvmsImages, UnshippedImages: lvmsUnshipped,
-		CSV: lvmsCSV, BundleInclude: lvmsBundleObjs, Retired: retiredTopoLVMFiles(),
+		CSV: lvmsCSV, BundleInclude: lvmsBundleObjs, SuggestedNamespace: "openshift-lvm-storage", Retired: retiredTopoLVMFiles(),
 	},
 }
 

@@ -84,6 +84,7 @@ func TestFleetRebase(t *testing.T) {
 	if after := gitState(t, dir); after != before {
 		t.Errorf("the run touched HEAD, the index or the work tree:\nbefore:\n%s\nafter:\n%s", before, after)
 	}
+	checkBranchLines(t, errOut, good)
 	if wts := gitOut(t, dir, "worktree", "list"); strings.Count(wts, "\n") != 1 {
 		t.Errorf("temporary worktrees left:\n%s", wts)
 	}
@@ -139,6 +140,31 @@ func TestFleetUsage(t *testing.T) {
 		code, _, errOut := runMain(t, append([]string{"--microshift-dir", dir}, args...)...)
 		if code != ExitUsage {
 			t.Errorf("%v: exit %d, want %d\n%s", args, code, ExitUsage, errOut)
+		}
+	}
+}
+
+// checkBranchLines: branches run in parallel, so each step line names its branch ("resolve
+// 29ms branch=main"): every step line names one, and each good branch has its resolve line.
+func checkBranchLines(t *testing.T, errOut string, good []string) {
+	t.Helper()
+	resolved := map[string]bool{}
+	for _, line := range strings.Split(errOut, "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 || !slices.Contains(runSteps, f[0]) {
+			continue
+		}
+		b, ok := strings.CutPrefix(f[len(f)-1], "branch=")
+		if !ok {
+			t.Errorf("step line without its branch: %q", line)
+		}
+		if f[0] == "resolve" {
+			resolved[b] = true
+		}
+	}
+	for _, b := range good {
+		if !resolved[b] {
+			t.Errorf("no resolve line of branch %s:\n%s", b, errOut)
 		}
 	}
 }

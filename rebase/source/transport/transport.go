@@ -81,7 +81,7 @@ type Options struct {
 	Log *slog.Logger
 }
 
-// New wraps base (http.DefaultTransport when nil) with the TLS policy, retries, body bounds
+// New wraps base (http.DefaultTransport when nil) with the TLS policy, retries, body bounds,
 // the redirect bound, and the request log of -v 6 and up.
 func New(base http.RoundTripper, o Options) http.RoundTripper {
 	if base == nil {
