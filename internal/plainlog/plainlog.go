@@ -3,7 +3,8 @@
 // a warning is "Warning: …", an error "Error: …", anything else its message followed by its
 // attributes as key=value. No level names, no time stamps, no quoting (scripts read
 // --log-format text, logfmt, or json). Warnings of a kind the caller names (Options.Hold) are
-// held back and said as one line with their count when there are several (Flush).
+// held back and said as one line with their count when there are several (Flush), per set of
+// logger attributes (a --branches run's branch).
 package plainlog
 
 import (
@@ -55,7 +56,25 @@ type output struct {
 	mu   sync.Mutex
 	w    io.Writer
 	opts Options
-	held []string
+	held []heldGroup
+}
+
+// heldGroup are the held warnings of the loggers with one set of attributes (With): those of
+// one branch of a --branches run are counted apart from another's.
+type heldGroup struct {
+	attrs string // the loggers' attributes as Text writes them (" branch=main"), or ""
+	texts []string
+}
+
+// hold keeps text among the warnings held for the loggers with attrs.
+func (o *output) hold(attrs, text string) {
+	for i := range o.held {
+		if o.held[i].attrs == attrs {
+			o.held[i].texts = append(o.held[i].texts, text)
+			return
+		}
+	}
+	o.held = append(o.held, heldGroup{attrs: attrs, texts: []string{text}})
 }
 
 // New returns a handler writing to w.
@@ -78,7 +97,7 @@ func (h *Handler) Handle(_ context.Context, rec slog.Record) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if isWarning(rec.Level) && o.opts.Hold != nil && o.opts.Hold(line.text) {
-		o.held = append(o.held, line.text)
+		o.hold(warntee.Text(slog.Record{}, h.attrs), line.text)
 		return nil
 	}
 	_, err := io.WriteString(o.w, line.String()+"\n")
@@ -93,27 +112,28 @@ func (h *Handler) WithAttrs(attrs []slog.Attr) slog.Handler {
 // WithGroup keeps lines flat: plain lines have no nesting.
 func (h *Handler) WithGroup(string) slog.Handler { return h }
 
-// Flush writes the held warnings: one line with their count (Options.Summary) when there are
-// several, the warning itself when there is one. It is called when the command ends.
+// Flush writes the held warnings, per set of logger attributes in the order first held (a
+// --branches run's branches): one line with their count (Options.Summary) and those
+// attributes when there are several, the warning itself when there is one. It is called
+// when the command ends.
 func (h *Handler) Flush() error {
 	o := h.out
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	held := o.held
 	o.held = nil
-	switch {
-	case len(held) == 0:
-		return nil
-	case len(held) == 1 || o.opts.Summary == nil:
-		for _, text := range held {
+	for _, g := range held {
+		lines := g.texts
+		if len(g.texts) > 1 && o.opts.Summary != nil {
+			lines = []string{o.opts.Summary(len(g.texts)) + g.attrs}
+		}
+		for _, text := range lines {
 			if _, err := io.WriteString(o.w, "Warning: "+text+"\n"); err != nil {
 				return err
 			}
 		}
-		return nil
 	}
-	_, err := io.WriteString(o.w, "Warning: "+o.opts.Summary(len(held))+"\n")
-	return err
+	return nil
 }
 
 // line is one record as a line: a prefix ("Warning: ", "Error: ") and a text.

@@ -87,6 +87,32 @@ func TestHold(t *testing.T) {
 	}
 }
 
+// TestHoldPerLogger: the held warnings of loggers with other attributes (a --branches run's
+// branches) are counted apart, each count with its attributes, in the order first held.
+func TestHoldPerLogger(t *testing.T) {
+	var out bytes.Buffer
+	h := New(&out, Options{
+		Hold:    func(text string) bool { return strings.HasPrefix(text, "security review: ") },
+		Summary: func(n int) string { return fmt.Sprintf("security review: %d rules", n) },
+	})
+	main, old := slog.New(h).With("branch", "main"), slog.New(h).With("branch", "release-4.18")
+	for i := range 3 {
+		main.Warn(fmt.Sprintf("security review: role %d", i))
+		if i < 2 {
+			old.Warn(fmt.Sprintf("security review: role %d", i))
+		}
+	}
+	slog.New(h).Warn("security review: role x")
+	if err := h.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	want := "Warning: security review: 3 rules branch=main\nWarning: security review: 2 rules branch=release-4.18\n" +
+		"Warning: security review: role x\n"
+	if out.String() != want {
+		t.Errorf("got:\n%s\nwant:\n%s", out.String(), want)
+	}
+}
+
 func TestDuration(t *testing.T) {
 	for in, want := range map[string]string{"29.123ms": "29ms", "343.4µs": "343µs", "1.8764s": "1.876s",
 		"1m3.6s": "1m4s", "0s": "0s", "soon": "soon"} {
