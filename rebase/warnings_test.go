@@ -11,6 +11,8 @@ import (
 
 	lvmsrebase "github.com/lvms-rebase/lvms-rebase"
 	"github.com/lvms-rebase/lvms-rebase/internal/testing/testregistry"
+	"github.com/lvms-rebase/lvms-rebase/rebase/era"
+	"github.com/lvms-rebase/lvms-rebase/rebase/lock"
 	"github.com/lvms-rebase/lvms-rebase/rebase/source"
 )
 
@@ -45,5 +47,29 @@ func TestSourceWarningsReachResult(t *testing.T) {
 	}
 	if !strings.Contains(string(pr), retries[0]) {
 		t.Errorf("PR body lacks the warning %q:\n%s", retries[0], pr)
+	}
+}
+
+// TestLagWarnsUntilLocked: a lagging LVMS minor is a warning until the tree's lock records
+// that choice for that OpenShift minor; a lock of another OpenShift minor, LVMS minor or rule,
+// or none, warns again.
+func TestLagWarnsUntilLocked(t *testing.T) {
+	c := era.Choice{Minor: "4.21", Rule: "newest-below", Warning: "OpenShift 5.0: no LVMS 5.0 bundle is published; using LVMS 4.21"}
+	for _, tc := range []struct {
+		name   string
+		old    *lock.Lock
+		quiets bool
+	}{
+		{"no lock", nil, false},
+		{"a lock without a choice", &lock.Lock{OCP: "5.0"}, false},
+		{"the same choice", &lock.Lock{OCP: "5.0", LVMS: &lock.LVMS{Minor: "4.21", Rule: "newest-below"}}, true},
+		{"another OpenShift minor", &lock.Lock{OCP: "4.22", LVMS: &lock.LVMS{Minor: "4.21", Rule: "newest-below"}}, false},
+		{"another LVMS minor", &lock.Lock{OCP: "5.0", LVMS: &lock.LVMS{Minor: "4.20", Rule: "newest-below"}}, false},
+		{"another rule", &lock.Lock{OCP: "5.0", LVMS: &lock.LVMS{Minor: "4.21", Rule: "flag"}}, false},
+	} {
+		r := &run{opts: Options{OCP: "5.0"}, old: tc.old}
+		if got := r.lockRecords(c); got != tc.quiets {
+			t.Errorf("%s: lockRecords %v, want %v", tc.name, got, tc.quiets)
+		}
 	}
 }
