@@ -15,7 +15,7 @@ import (
 )
 
 // runSteps are the steps of a rebase (docs/design.md), as stderr names them.
-var runSteps = []string{"resolve", "fetch-payloads", "translate", "render-lvms", "snapshot-assets", "render", "images", "records", "review", "write"}
+var runSteps = []string{"resolve", "fetch-payloads", "verify-bundle", "verify-payloads", "translate", "render-lvms", "snapshot-assets", "render", "images", "provenance", "records", "review", "write"}
 
 // stepLine returns the step a plain stderr line reports the end of ("render          262ms"),
 // or "" when the line is no such line.
