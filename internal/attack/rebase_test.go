@@ -208,8 +208,9 @@ func TestRebaseSignals(t *testing.T) {
 			}
 			rows = append(rows, row{
 				name: m.name + "/killed/" + s.sig.String() + " while fetching", class: killed, mode: m.mode, tpl: tpl, faults: stall, cold: true,
-				args: func(w *world) []string { return rebaseArgs(w, m.args, "-v", "1") },
-				when: &trigger{at: "phase resolve", delay: 300e6, sig: s.sig}, want: s.code,
+				// logfmt (the format scripts read) names the step's start as the trigger waits for it.
+				args: func(w *world) []string { return rebaseArgs(w, m.args, "-v", "1", "--log-format", "text") },
+				when: &trigger{at: `msg="phase resolve"`, delay: 300e6, sig: s.sig}, want: s.code,
 			})
 		}
 		for _, step := range []string{"stage ", "journaled", "place ", "committed"} {

@@ -46,7 +46,8 @@ func TestResolve(t *testing.T) {
 	}{{syscall.SIGINT, exitSIGINT}, {syscall.SIGTERM, exitSIGTERM}} {
 		rows = append(rows, row{name: "killed/" + s.sig.String() + " while the registry stalls", class: killed,
 			faults: hostile(testregistry.Fault{Method: "GET", Path: "/blobs/", Kind: testregistry.FaultStall}), cold: true,
-			args: resolve("-v", "4"), when: &trigger{at: "/blobs/", delay: 300e6, sig: s.sig}, want: s.code})
+			// -v 7 logs each request as it is sent (kubectl's levels: URLs with their status at 6).
+			args: resolve("-v", "7"), when: &trigger{at: "/blobs/", delay: 300e6, sig: s.sig}, want: s.code})
 	}
 	for i := range rows {
 		rows[i].mode = modeRead

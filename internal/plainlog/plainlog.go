@@ -1,6 +1,7 @@
 // Package plainlog writes log records as the plain lines of a kubectl-family tool, for people
 // reading stderr: a step that ended is its name and the time it worked ("resolve         29ms"),
-// a warning is "Warning: …", an error "Error: …", anything else its message followed by its
+// a warning is "Warning: …", anything else (an error record too: the command's one "Error: …"
+// line is its final error, which the CLI prints) its message followed by its
 // attributes as key=value. No level names, no time stamps, no quoting (scripts read
 // --log-format text, logfmt, or json). Warnings of a kind the caller names (Options.Hold) are
 // held back and said as one line with their count when there are several (Flush), per set of
@@ -136,25 +137,24 @@ func (h *Handler) Flush() error {
 	return nil
 }
 
-// line is one record as a line: a prefix ("Warning: ", "Error: ") and a text.
+// line is one record as a line: a prefix ("Warning: " or none) and a text.
 type line struct{ prefix, text string }
 
 func (l line) String() string { return l.prefix + l.text }
 
 func isWarning(l slog.Level) bool { return l >= slog.LevelWarn && l < slog.LevelError }
 
-// line renders rec: a step's record as its step line, a warning or error with its prefix and
-// text (warntee.Text: message and attributes), anything else as its text.
+// line renders rec: a step's record as its step line, a warning with its prefix and text
+// (warntee.Text: message and attributes), anything else as its text — an error record too,
+// never "Error: …": a library's account of a failure comes before the command's own error,
+// and a kubectl-family tool prints one "Error:" line, its final error.
 func (h *Handler) line(rec slog.Record) line {
 	if step, ok := h.stepLine(rec); ok {
 		return line{text: step}
 	}
 	text := warntee.Text(rec, h.attrs)
-	switch {
-	case isWarning(rec.Level):
+	if isWarning(rec.Level) {
 		return line{prefix: "Warning: ", text: text}
-	case rec.Level >= slog.LevelError:
-		return line{prefix: "Error: ", text: text}
 	}
 	return line{text: text}
 }

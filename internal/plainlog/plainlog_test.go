@@ -10,7 +10,8 @@ import (
 )
 
 // TestLines: each kind of record as its plain line — a step's end, start, stop, failure and
-// drift; a warning, an error, any other record with its attributes (the logger's first); no
+// drift; a warning; an error record as its text (the command's one "Error:" line is its
+// final error, the CLI's); any other record with its attributes (the logger's first); no
 // level names, time stamps or quoting; records below the level are dropped.
 func TestLines(t *testing.T) {
 	var out bytes.Buffer
@@ -39,7 +40,7 @@ write           12ms drift found
 resolve         30ms branch=release-4.18
 Warning: CSV suggests namespace "a"; using b
 Warning: retrying request url=https://quay.io/v2/ attempt=1 of=5
-Error: cannot write file=x y
+cannot write file=x y
 using registry credentials registry=quay.io
 phase is an attribute of no step phase=x
 `
