@@ -48,7 +48,7 @@ func runFleet(cmd *cobra.Command, f *rebaseFlags, streams IOStreams) (err error)
 		return libraryError(err)
 	}
 	for _, wt := range rep.StaleWorktrees {
-		logger.Warn("removed the worktree of an interrupted lvms-rebase run: "+wt, "worktree", wt)
+		logger.Warn("removed the worktree of an interrupted lvms-rebase run: " + wt)
 	}
 	if output.IsMachine(f.output) || !f.logs.quiet {
 		if err := printFleet(streams.Out, f.output, rep); err != nil {

@@ -401,11 +401,11 @@ func TestFleetSignals(t *testing.T) {
 }
 
 // signalledFleet runs a multi-branch rebase of main in a process of its own, sends sig once
-// its phase resolve started (the registry stalls its blobs) and returns the exit code (-1 when
-// killed).
+// its phase resolve started (the registry stalls its blobs; logfmt's record of the start, which
+// --log-format text keeps for scripts) and returns the exit code (-1 when killed).
 func signalledFleet(t *testing.T, e *e2e, dir string, sig os.Signal) int {
 	t.Helper()
-	args, _ := json.Marshal(e.args(dir, "--branches", "main", "--commit", "-v", "1"))
+	args, _ := json.Marshal(e.args(dir, "--branches", "main", "--commit", "-v", "1", "--log-format", "text"))
 	cmd := exec.Command(os.Args[0], "-test.run=^TestMainHelper$")
 	cmd.Env = append(os.Environ(), "LVMS_REBASE_MAIN_ARGS="+string(args))
 	stderr := &lineWaiter{want: "phase resolve", seen: make(chan struct{})}
