@@ -3,6 +3,7 @@ package applier
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -320,6 +321,22 @@ func TestPruneDeletesOnlyProvenObjects(t *testing.T) {
 		u.Object["rules"] = []any{map[string]any{"apiGroups": []any{""}, "resources": []any{"secrets"}, "verbs": []any{"get"}}}
 	})
 	hostile[otherRules] = "not the Role MicroShift shipped: rules[0] differs"
+	// MicroShift's own Role plus one rule, and its binding plus one subject, by a client calling
+	// itself microshift: MicroShift's content is in them, but they hold more than any era
+	// shipped. (Before, both were deleted: the proof was "contains what MicroShift shipped".)
+	plusRule := rbac("Role", StorageNamespace, "lvms-metrics")
+	e.recreate(plusRule, "microshift", false, func(u *unstructured.Unstructured) {
+		u.Object["rules"] = append(slices.Clone(u.Object["rules"].([]any)), map[string]any{"apiGroups": []any{""}, "resources": []any{"secrets"}, "verbs": []any{"get"}})
+	})
+	hostile[plusRule] = fmt.Sprintf("not the Role MicroShift shipped: rules[%d] is not in what any era shipped", len(e.mustGet(plusRule).Object["rules"].([]any))-1)
+	plusSubject := rbac("RoleBinding", StorageNamespace, "vg-manager")
+	e.recreate(plusSubject, "microshift", false, func(u *unstructured.Unstructured) {
+		u.Object["subjects"] = append(slices.Clone(u.Object["subjects"].([]any)), map[string]any{"kind": "ServiceAccount", "name": "default", "namespace": "default"})
+	})
+	hostile[plusSubject] = "not the RoleBinding MicroShift shipped: subjects[1] is not in what any era shipped"
+	// The same binding as MicroShift's code before the applier left it: proven, deleted.
+	legacyBinding := rbac("ClusterRoleBinding", "", "vg-manager")
+	e.recreate(legacyBinding, "microshift", false, func(*unstructured.Unstructured) {})
 	// Controlled by our Namespace: not a workload MicroShift applied.
 	nsOwned := ObjectRef{Version: "v1", Kind: "ServiceAccount", Namespace: StorageNamespace, Name: "vg-manager"}
 	e.recreate(nsOwned, "someone", false, func(u *unstructured.Unstructured) {
@@ -354,7 +371,7 @@ func TestPruneDeletesOnlyProvenObjects(t *testing.T) {
 			t.Errorf("foreign %s listed as remaining", ref)
 		}
 	}
-	for _, ref := range []ObjectRef{lvmsOperatorRef, daemonSetRef(StorageNamespace, "vg-manager"), rbac("ClusterRoleBinding", "", "lvms-operator")} {
+	for _, ref := range []ObjectRef{lvmsOperatorRef, daemonSetRef(StorageNamespace, "vg-manager"), rbac("ClusterRoleBinding", "", "lvms-operator"), legacyBinding} {
 		if !slices.ContainsFunc(res.Deleted, ref.SameObject) {
 			t.Errorf("%s not deleted: deleted %v, kept %v", ref, refsNamed(res.Deleted), res.Kept)
 		}
@@ -585,12 +602,31 @@ func TestShippedContentMatchesAssets(t *testing.T) {
 				if path, ok := kube.ShippedMatches(d.Object, want); !ok {
 					t.Errorf("%s (%s): %s differs from the declared shipped content %s", f.Path, tree, path, shippedContent[ref.String()])
 				}
+				// The eras' own objects are within the recorded bounds: the shipped_bounds.yaml
+				// generator was run over this tree.
+				if path, ok := kube.WithinBounds(d.Object, boundsOf(ref)); !ok {
+					t.Errorf("%s (%s): %s is not in shipped_bounds.yaml; regenerate it (internal/cmd/shippedbounds) with every era's trees", f.Path, tree, path)
+				}
 			}
 		}
 	}
 	for ref := range shippedContent {
 		if !seen[ref] {
 			t.Errorf("shippedContent declares %s, which no era's assets ship", ref)
+		}
+	}
+	// Every declared object has its eras' content recorded (what proof 3 bounds the live object
+	// by), and nothing else is recorded.
+	for _, list := range [][]ObjectRef{legacyTopoLVMObjects, lvmsObjects, snapshotWebhookObjects} {
+		for _, r := range list {
+			if _, ok := shippedContent[r.String()]; ok && len(boundsOf(r)) == 0 {
+				t.Errorf("%s has shipped content but no bounds in shipped_bounds.yaml", r)
+			}
+		}
+	}
+	for ref := range parsedBounds() {
+		if _, ok := shippedContent[ref]; !ok {
+			t.Errorf("shipped_bounds.yaml records %s, which shippedContent does not declare", ref)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package applier
 
 import (
+	_ "embed"
 	"fmt"
 	"sync"
 
@@ -77,6 +78,37 @@ var operatorCreated = map[string]ObjectRef{
 	daemonSetRef(StorageNamespace, "vg-manager").String(): lvmClusterMarker,
 }
 
+// shippedBounds is, for every object of shippedContent, its bounded fields as each era's
+// assets ship it (kube.BoundedFields, kube.Candidate.Bounds): MicroShift's object before the
+// applier holds one era's, and nothing more. It is era data generated from every era's asset
+// trees — MicroShift's LVMS-era branches, the fixtures, the rebase's golden trees — by
+// internal/cmd/shippedbounds; TestShippedContentMatchesAssets holds it to the trees in the
+// repository. An object MicroShift shipped otherwise (a branch not in it) is not proven: it is
+// left and reported, never deleted.
+//
+//go:embed shipped_bounds.yaml
+var shippedBoundsYAML []byte
+
+var parsedBounds = sync.OnceValue(func() map[string][]map[string]any {
+	out := map[string][]map[string]any{}
+	if err := yaml.Unmarshal(shippedBoundsYAML, &out); err != nil {
+		panic(fmt.Sprintf("shipped_bounds.yaml: %v", err))
+	}
+	return out
+})
+
+// boundsOf is ref's kube.Candidate.Bounds: the recorded eras' content, or, for a kind with no
+// bounded fields (the LVMCluster, whose spec is the host's), the empty bound.
+func boundsOf(ref ObjectRef) []map[string]any {
+	if b, ok := parsedBounds()[ref.String()]; ok {
+		return b
+	}
+	if !kube.HasBoundedFields(ref.Kind) {
+		return []map[string]any{{}}
+	}
+	return nil
+}
+
 // parsedShipped decodes shippedContent once; an entry that is not a YAML mapping is a
 // programming error the tests catch.
 var parsedShipped = sync.OnceValue(func() map[string]map[string]any {
@@ -96,9 +128,9 @@ var parsedShipped = sync.OnceValue(func() map[string]map[string]any {
 func candidates(refs []ObjectRef) []kube.Candidate {
 	out := make([]kube.Candidate, 0, len(refs))
 	for _, r := range refs {
-		c := kube.Candidate{Ref: r, Shipped: parsedShipped()[r.String()]}
+		c := kube.Candidate{Ref: r, Shipped: parsedShipped()[r.String()], Bounds: boundsOf(r)}
 		if ctrl, ok := operatorCreated[r.String()]; ok {
-			c.Controller = &kube.Candidate{Ref: ctrl, Shipped: parsedShipped()[ctrl.String()]}
+			c.Controller = &kube.Candidate{Ref: ctrl, Shipped: parsedShipped()[ctrl.String()], Bounds: boundsOf(ctrl)}
 		}
 		out = append(out, c)
 	}

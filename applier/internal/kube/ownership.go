@@ -32,7 +32,10 @@ import (
 //     itself shipped under exactly these names (Candidate.Shipped): library-go's resourceapply
 //     creates and updates without a field manager, so kube-apiserver records LegacyManager
 //     ("microshift", from the User-Agent) with operation Update; the object must also contain
-//     the content MicroShift's files gave it (shippedProof). Any client calling itself
+//     the content MicroShift's files gave it (Candidate.Shipped) and hold nothing MicroShift did
+//     not ship: its bounded fields (boundedFields: rules, subjects, roleRef, SCC users, what a
+//     workload runs as and mounts) within what one era shipped (Candidate.Bounds) — MicroShift's
+//     rules plus one more rule is not MicroShift's Role (shippedProof). Any client calling itself
 //     "microshift" is recorded the same way, so the name alone never proves anything, and an
 //     Apply by that name is not MicroShift's old code at all. An object created with no content
 //     at all (a ServiceAccount of just a name) records no writer, so nothing proves it: it is
@@ -62,6 +65,10 @@ type Candidate struct {
 	// asks only for the key): with LegacyManager's Update entry it proves the object. Nil: only
 	// the applier's own apply does.
 	Shipped map[string]any
+	// Bounds are the bounded fields (BoundedFields) of the object as each era shipped it: a
+	// live object proven by Shipped must also be within one of them. Shipped without Bounds
+	// proves nothing.
+	Bounds []map[string]any
 	// Controller is the object whose controller creates this one (vg-manager ← LVMCluster),
 	// proven by proofs 1–3 itself.
 	Controller *Candidate
@@ -178,16 +185,24 @@ func ownedHash(u *unstructured.Unstructured, owned map[string]any) (string, erro
 	return objectHash(c)
 }
 
-// shippedProof checks proof 3 for a candidate MicroShift shipped before the applier.
-func shippedProof(u *unstructured.Unstructured, shipped map[string]any) (bool, string) {
-	if shipped == nil {
+// shippedProof checks proof 3 for a candidate MicroShift shipped before the applier: the
+// legacy writer's Update entry, the content MicroShift shipped (shipped ⊆ live), and nothing
+// else in the bounded fields (live ⊆ what one era shipped).
+func shippedProof(u *unstructured.Unstructured, c Candidate) (bool, string) {
+	if c.Shipped == nil {
 		return false, ""
 	}
 	if managedEntry(u, LegacyManager, metav1.ManagedFieldsOperationUpdate) == nil {
 		return false, fmt.Sprintf("not created by MicroShift's start-up either (no %q Update entry)", LegacyManager)
 	}
-	if path, ok := matchesShipped(u.Object, shipped, ""); !ok {
+	if path, ok := matchesShipped(u.Object, c.Shipped, ""); !ok {
 		return false, fmt.Sprintf("not the %s MicroShift shipped: %s differs", u.GetKind(), path)
+	}
+	if len(c.Bounds) == 0 {
+		return false, fmt.Sprintf("not proven the %s MicroShift shipped: no era's content of it is recorded", u.GetKind())
+	}
+	if path, ok := withinBounds(u.Object, c.Bounds); !ok {
+		return false, fmt.Sprintf("not the %s MicroShift shipped: %s is not in what any era shipped (%s)", u.GetKind(), path, writers(u))
 	}
 	return true, ""
 }
@@ -271,7 +286,7 @@ func proveDirect(u *unstructured.Unstructured, c Candidate) (bool, string) {
 	if ok {
 		return true, ""
 	}
-	ok, whyShipped := shippedProof(u, c.Shipped)
+	ok, whyShipped := shippedProof(u, c)
 	if ok {
 		return true, ""
 	}

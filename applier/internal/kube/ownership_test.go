@@ -2,6 +2,7 @@ package kube
 
 import (
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -227,37 +228,71 @@ func TestOLMMark(t *testing.T) {
 	}
 }
 
-// MicroShift's start-up code before the applier is proven by its Update entry and the content
-// its files shipped; the manager name alone, an Apply by that name, or other content is not.
+// MicroShift's start-up code before the applier is proven by its Update entry, the content its
+// files shipped, and nothing beyond what one era shipped; the manager name alone, an Apply by
+// that name, other content, or MicroShift's content plus more (a subject, a rule, a changed
+// verb) is not. (Before, MicroShift's content plus anything was proof enough.)
 func TestShippedProof(t *testing.T) {
-	binding := func(role string) *unstructured.Unstructured {
+	binding := func(role, extra string) *unstructured.Unstructured {
 		return &unstructured.Unstructured{Object: fromYAML(t, `
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRoleBinding
-metadata: {name: topolvm-node}
+metadata: {name: topolvm-node, labels: {added-by: someone}}
 roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: `+role+`}
-subjects: [{kind: User, name: someone}, {kind: ServiceAccount, name: topolvm-node, namespace: openshift-storage}]
+subjects: [{kind: ServiceAccount, name: topolvm-node, namespace: openshift-storage}`+extra+`]
 `)}
 	}
+	role := func(rules string) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: fromYAML(t, `
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: topolvm-node}
+rules: `+rules)}
+	}
 	shipped := fromYAML(t, `{roleRef: {kind: ClusterRole, name: topolvm-node}, subjects: [{kind: ServiceAccount, name: topolvm-node, namespace: openshift-storage}]}`)
+	bounds := []map[string]any{BoundedFields(binding("topolvm-node", "").Object)}
+	roleShipped := fromYAML(t, `rules: [{apiGroups: [topolvm.io], resources: [logicalvolumes]}]`)
+	roleBounds := []map[string]any{
+		BoundedFields(role(`[{apiGroups: [topolvm.io], resources: [logicalvolumes], verbs: [get, list]}]`).Object),
+		BoundedFields(role(`[{apiGroups: [topolvm.io], resources: [logicalvolumes], verbs: [get, list, watch]}, {apiGroups: [""], resources: [nodes], verbs: [get]}]`).Object),
+	}
+	legacy := []metav1.ManagedFieldsEntry{entry(t, LegacyManager, metav1.ManagedFieldsOperationUpdate, `{}`)}
 	for _, tc := range []struct {
 		name    string
 		u       *unstructured.Unstructured
 		entries []metav1.ManagedFieldsEntry
-		shipped map[string]any
+		c       Candidate
 		want    string
 	}{
-		{"MicroShift's", binding("topolvm-node"), []metav1.ManagedFieldsEntry{entry(t, LegacyManager, metav1.ManagedFieldsOperationUpdate, `{}`)}, shipped, ""},
-		{"a client calling itself microshift, other content", binding("cluster-admin"), []metav1.ManagedFieldsEntry{entry(t, LegacyManager, metav1.ManagedFieldsOperationUpdate, `{}`)}, shipped, "roleRef.name differs"},
-		{"an Apply named microshift", binding("topolvm-node"), []metav1.ManagedFieldsEntry{entry(t, LegacyManager, metav1.ManagedFieldsOperationApply, `{}`)}, shipped, `no "microshift" Update entry`},
-		{"someone else's", binding("topolvm-node"), []metav1.ManagedFieldsEntry{entry(t, "kubectl", metav1.ManagedFieldsOperationUpdate, `{}`)}, shipped, `no "microshift" Update entry`},
-		{"not an object MicroShift shipped", binding("topolvm-node"), []metav1.ManagedFieldsEntry{entry(t, LegacyManager, metav1.ManagedFieldsOperationUpdate, `{}`)}, nil, "-"},
-		{"MicroShift's, shipped with no content", binding("topolvm-node"), []metav1.ManagedFieldsEntry{entry(t, LegacyManager, metav1.ManagedFieldsOperationUpdate, `{}`)}, map[string]any{}, ""},
-		{"a bare object nobody wrote: nothing proves it", binding("topolvm-node"), nil, map[string]any{}, `no "microshift" Update entry`},
+		{"MicroShift's (a label added: not bounded)", binding("topolvm-node", ""), legacy, Candidate{Shipped: shipped, Bounds: bounds}, ""},
+		{"a client calling itself microshift, other content", binding("cluster-admin", ""), legacy, Candidate{Shipped: shipped, Bounds: bounds}, "roleRef.name differs"},
+		{"MicroShift's plus a subject", binding("topolvm-node", ", {kind: User, name: someone}"), legacy, Candidate{Shipped: shipped, Bounds: bounds},
+			"subjects[1] is not in what any era shipped (written by microshift (Update))"},
+		{"MicroShift's plus a field of a subject", binding("topolvm-node", ", {kind: ServiceAccount, name: topolvm-node, namespace: openshift-storage, apiGroup: x}"), legacy,
+			Candidate{Shipped: shipped, Bounds: bounds}, "subjects[1] is not in what any era shipped"},
+		{"an era's rules", role(`[{apiGroups: [""], resources: [nodes], verbs: [get]}, {apiGroups: [topolvm.io], resources: [logicalvolumes], verbs: [list, get, watch]}]`), legacy,
+			Candidate{Shipped: roleShipped, Bounds: roleBounds}, ""},
+		{"an era's rules plus secrets get", role(`[{apiGroups: [topolvm.io], resources: [logicalvolumes], verbs: [get, list]}, {apiGroups: [""], resources: [secrets], verbs: [get]}]`), legacy,
+			Candidate{Shipped: roleShipped, Bounds: roleBounds}, "rules[1] is not in what any era shipped"},
+		{"a changed verb", role(`[{apiGroups: [topolvm.io], resources: [logicalvolumes], verbs: [get, delete]}]`), legacy,
+			Candidate{Shipped: roleShipped, Bounds: roleBounds}, "rules[0] is not in what any era shipped"},
+		{"one era's rules mixed with another's", role(`[{apiGroups: [topolvm.io], resources: [logicalvolumes], verbs: [get, list]}, {apiGroups: [""], resources: [nodes], verbs: [get]}]`), legacy,
+			Candidate{Shipped: roleShipped, Bounds: roleBounds[:1]}, "rules[1] is not in what any era shipped"},
+		{"no era's content recorded", binding("topolvm-node", ""), legacy, Candidate{Shipped: shipped}, "no era's content of it is recorded"},
+		{"an Apply named microshift", binding("topolvm-node", ""), []metav1.ManagedFieldsEntry{entry(t, LegacyManager, metav1.ManagedFieldsOperationApply, `{}`)},
+			Candidate{Shipped: shipped, Bounds: bounds}, `no "microshift" Update entry`},
+		{"someone else's", binding("topolvm-node", ""), []metav1.ManagedFieldsEntry{entry(t, "kubectl", metav1.ManagedFieldsOperationUpdate, `{}`)},
+			Candidate{Shipped: shipped, Bounds: bounds}, `no "microshift" Update entry`},
+		{"not an object MicroShift shipped", binding("topolvm-node", ""), legacy, Candidate{Bounds: bounds}, "-"},
+		{"MicroShift's, shipped with no content", &unstructured.Unstructured{Object: fromYAML(t, `{apiVersion: v1, kind: ServiceAccount, metadata: {name: x}}`)}, legacy,
+			Candidate{Shipped: map[string]any{}, Bounds: []map[string]any{{}}}, ""},
+		{"a ServiceAccount MicroShift shipped bare, with a pull secret added", &unstructured.Unstructured{Object: fromYAML(t, `{apiVersion: v1, kind: ServiceAccount, metadata: {name: x}, imagePullSecrets: [{name: s}]}`)}, legacy,
+			Candidate{Shipped: map[string]any{}, Bounds: []map[string]any{{}}}, "imagePullSecrets is not in what any era shipped"},
+		{"a bare object nobody wrote: nothing proves it", binding("topolvm-node", ""), nil, Candidate{Shipped: map[string]any{}, Bounds: bounds}, `no "microshift" Update entry`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.u.SetManagedFields(tc.entries)
-			ok, why := shippedProof(tc.u, tc.shipped)
+			ok, why := shippedProof(tc.u, tc.c)
 			if tc.want == "-" {
 				if ok || why != "" {
 					t.Errorf("shippedProof = %v, %q; want no proof and no reason", ok, why)
@@ -268,6 +303,24 @@ subjects: [{kind: User, name: someone}, {kind: ServiceAccount, name: topolvm-nod
 				t.Errorf("shippedProof = %v, %q; want proven=%v, reason containing %q", ok, why, tc.want == "", tc.want)
 			}
 		})
+	}
+}
+
+// Bounded fields: per kind, the fields cut out of an object (lists by element, maps by key
+// where only keys are bounded); a kind without any gives nothing.
+func TestBoundedFields(t *testing.T) {
+	for _, tc := range []struct{ obj, want string }{
+		{`{kind: Role, metadata: {name: r, labels: {a: b}}, rules: [{verbs: [get]}]}`, `{rules: [{verbs: [get]}]}`},
+		{`{kind: ConfigMap, data: {lvmd.yaml: "device-classes: []", other: x}}`, `{data: {lvmd.yaml: null, other: null}}`},
+		{`{kind: DaemonSet, spec: {selector: {matchLabels: {a: b}}, template: {spec: {serviceAccountName: s, containers: [{name: c, image: i}],
+			volumes: [{name: v, hostPath: {path: /run, type: Directory}}, {name: w, configMap: {name: x}}]}}}}`,
+			`{spec: {selector: {matchLabels: {a: b}}, template: {spec: {serviceAccountName: s, containers: [{name: c}], volumes: [{name: v, hostPath: {path: /run}}, {name: w}]}}}}`},
+		{`{kind: LVMCluster, spec: {storage: {}}}`, `{}`},
+	} {
+		got := BoundedFields(fromYAML(t, tc.obj))
+		if want := fromYAML(t, tc.want); !reflect.DeepEqual(got, want) {
+			t.Errorf("BoundedFields(%s) = %v, want %v", tc.obj, got, want)
+		}
 	}
 }
 
