@@ -50,7 +50,20 @@ func (r *run) reportUncommitted(ctx context.Context, s *graph.Step, changes *tre
 	}
 	if len(dirty) > 0 && !changes.Changed() {
 		s.Warn(fmt.Sprintf("the tree already holds what the inputs render, but %d file(s) lvms-rebase writes differ from HEAD and are not committed: %s",
-			len(dirty), strings.Join(dirty, ", ")))
+			len(dirty), fewOf(dirty)))
 	}
 	return dirty, nil
+}
+
+// warnedPaths is how many paths a warning names before it counts the rest.
+const warnedPaths = 5
+
+// fewOf names the first warnedPaths of paths and counts the others: a warning is one line on
+// stderr, and a first run nobody committed differs in every file it writes (dozens);
+// Result.Uncommitted (-o json's uncommitted) and the PR body list every path.
+func fewOf(paths []string) string {
+	if len(paths) <= warnedPaths {
+		return strings.Join(paths, ", ")
+	}
+	return fmt.Sprintf("%s and %d more (-o json lists them: uncommitted)", strings.Join(paths[:warnedPaths], ", "), len(paths)-warnedPaths)
 }

@@ -191,4 +191,14 @@ func TestDiffIsAPatch(t *testing.T) {
 	if code != ExitOK || patch != "" {
 		t.Errorf("--diff on an up-to-date tree: exit %d, stdout %q; want 0 and nothing", code, patch)
 	}
+	// With --log-format json every stderr line is a JSON record, the count of changes too.
+	code, patch, errOut = e.run(written, "--diff", "--log-format", "json")
+	if code != ExitOK || patch != "" || !strings.Contains(errOut, `"msg":"no changes (`) {
+		t.Errorf("--diff --log-format json on an up-to-date tree: exit %d, stdout %q; want 0, nothing and the count on stderr\n%s", code, patch, errOut)
+	}
+	for _, line := range strings.Split(strings.TrimSuffix(errOut, "\n"), "\n") {
+		if !json.Valid([]byte(line)) {
+			t.Errorf("--diff --log-format json: a stderr line is no JSON record: %q", line)
+		}
+	}
 }

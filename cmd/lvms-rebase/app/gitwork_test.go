@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -113,6 +114,10 @@ func TestCommitRerunAfterACommitThatDidNotFinish(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &res); err != nil || code != 0 || len(res.Uncommitted) == 0 ||
 		!strings.Contains(errOut, "not committed") {
 		t.Errorf("a run without --commit: exit %d, uncommitted %q, %v\n%s", code, res.Uncommitted, err, errOut)
+	}
+	// The warning is one line naming a few of the files and counting the rest; -o json lists all.
+	if n := len(res.Uncommitted); n > 5 && (!strings.Contains(errOut, fmt.Sprintf("and %d more", n-5)) || strings.Contains(errOut, res.Uncommitted[5])) {
+		t.Errorf("a run without --commit: the warning should name 5 of the %d files and count the rest:\n%s", n, errOut)
 	}
 	gitOut(t, dir, "add", "-A")
 	gitOut(t, dir, "commit", "-qm", "the earlier run's write")

@@ -218,7 +218,7 @@ func runRebase(ctx context.Context, f *rebaseFlags, streams IOStreams) (err erro
 	})
 	f.logs.flush()
 	if res != nil && (err == nil || res.Drift) {
-		if perr := printResult(streams, f.output, f.logs, res); perr != nil {
+		if perr := printResult(streams, f.output, f.logs, logger, res); perr != nil {
 			return perr
 		}
 	}
@@ -264,14 +264,15 @@ func printProvenance(b *strings.Builder, rep *provenance.Report) {
 // printResult prints the result as -o asks. The text summary leaves the warnings out: each was
 // printed on stderr when it arose (and -o json/yaml carry them as data). With -q (quiet) the
 // text summary is left out too. --diff prints the patch alone on stdout, as kubectl diff does
-// (git apply reads it), and its one line of counts on stderr.
-func printResult(streams IOStreams, format string, logs *logFlags, res *rebase.Result) error {
+// (git apply reads it), and its one line of counts on stderr as a record of the logger, so that
+// it is in --log-format's format (every line JSON with json) and -q leaves it out.
+func printResult(streams IOStreams, format string, logs *logFlags, log *slog.Logger, res *rebase.Result) error {
 	if output.IsMachine(format) {
 		return output.Write(streams.Out, format, output.RebaseResult(res))
 	}
 	if res.Mode == rebase.ModeDiff {
-		if !logs.quiet && res.Changes != nil {
-			fmt.Fprintln(streams.ErrOut, changesLine(res))
+		if res.Changes != nil {
+			log.Info(changesLine(res))
 		}
 		_, err := io.WriteString(streams.Out, res.Diff)
 		return err
