@@ -95,6 +95,9 @@ func TestErrorPrintedOnce(t *testing.T) {
 		{"--ocp", "4.18", "--microshift-dir", dir, "--offline", "--cache-dir", t.TempDir(), "--dry-run"},
 		{"--ocp", "4.18", "--microshift-dir", dir, "--offline", "--cache-dir", t.TempDir(), "--dry-run", "--log-format", "json"},
 		{"--no-such-flag"},
+		{"--no-such-flag", "--log-format", "json"}, // cobra stops before it parses --log-format
+		{"--no-such-flag", "--log-format=json"},
+		{"resolve", "--no-such-flag", "--log-format", "json"},
 		{"no-such-command"},
 		{"resolve"},
 	} {
@@ -108,6 +111,9 @@ func TestErrorPrintedOnce(t *testing.T) {
 		var rec struct{ Level, Msg string }
 		if !ok && json.Unmarshal([]byte(last), &rec) == nil && rec.Level == "ERROR" {
 			msg, ok = rec.Msg, true // --log-format json: the error is a JSON record too
+		}
+		if asked := strings.Contains(strings.Join(args, " "), "--log-format json") || slices.Contains(args, "--log-format=json"); asked && rec.Level != "ERROR" {
+			t.Errorf("%v: with --log-format json the error is no JSON record:\n%s", args, errOut)
 		}
 		if !ok {
 			t.Fatalf("%v: the last stderr line is not the error:\n%s", args, errOut)

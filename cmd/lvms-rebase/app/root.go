@@ -203,7 +203,7 @@ func Main(args []string, streams IOStreams) int {
 	if code == ExitDrift {
 		level, prefix = slog.LevelWarn, "Drift"
 	}
-	if format, _ := root.PersistentFlags().GetString("log-format"); format == "json" {
+	if logFormatOf(root, args) == logJSON {
 		// With --log-format json every stderr line is JSON, the error included.
 		slog.New(slog.NewJSONHandler(streams.ErrOut, &slog.HandlerOptions{ReplaceAttr: dropTime})).
 			Log(context.Background(), level, msg, "exitCode", code)
@@ -211,6 +211,27 @@ func Main(args []string, streams IOStreams) int {
 	}
 	fmt.Fprintf(streams.ErrOut, "%s: %s\n", prefix, msg)
 	return code
+}
+
+// logFormatOf is the --log-format the command line asks for. A usage error may stop cobra
+// before it parsed the flag (an unknown flag before it): then the arguments say it, so that
+// with --log-format json the error is a JSON record too.
+func logFormatOf(root *cobra.Command, args []string) string {
+	if f := root.PersistentFlags().Lookup("log-format"); f != nil && f.Changed {
+		return f.Value.String()
+	}
+	format := logPlain
+	for i, a := range args {
+		switch {
+		case a == "--":
+			return format
+		case a == "--log-format" && i+1 < len(args):
+			format = args[i+1]
+		case strings.HasPrefix(a, "--log-format="):
+			format = strings.TrimPrefix(a, "--log-format=")
+		}
+	}
+	return format
 }
 
 // dropTime removes the wall-clock stamp from log records and names the verbosity levels
