@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/lvms-rebase/lvms-rebase/internal/arch"
 	"github.com/lvms-rebase/lvms-rebase/internal/safefile"
@@ -180,6 +181,9 @@ func pinFromLock(o *Options, l *lock.Lock) error {
 	// The lock lists payloads sorted by name; a run resolves (and reports) them in MicroShift's
 	// order, as a run without --check does.
 	slices.SortStableFunc(arches, arch.Compare)
+	if given := slices.SortedStableFunc(slices.Values(o.Source.Arches), arch.Compare); len(given) > 0 && !slices.Equal(slices.Compact(given), arches) {
+		return option.Errorf(option.Arches, "%s differs from the lock file's payload arches %s: %s checks what the lock records", strings.Join(given, ","), strings.Join(arches, ","), option.Check)
+	}
 	o.Source.Arches = arches
 	if l.SnapshotAssets.Source != "" && o.SnapshotAssets == "" {
 		o.SnapshotAssets = l.SnapshotAssets.Source

@@ -4,11 +4,15 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path"
+	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/lvms-rebase/lvms-rebase/applier/releasefile"
 	"github.com/lvms-rebase/lvms-rebase/internal/safefile"
 	"github.com/lvms-rebase/lvms-rebase/rebase/commit"
+	"github.com/lvms-rebase/lvms-rebase/rebase/lock"
 	"github.com/lvms-rebase/lvms-rebase/rebase/option"
 	"github.com/lvms-rebase/lvms-rebase/rebase/prbody"
 	"github.com/lvms-rebase/lvms-rebase/rebase/recipe"
@@ -33,6 +37,9 @@ func (r *run) preflight(ctx context.Context) error {
 		}
 		r.releaseData[a] = data
 	}
+	if err := r.coversTreeArches(); err != nil {
+		return err
+	}
 	// A broken recipe is refused now, not after the fetches (recipe.Reconcile would refuse it too).
 	if err := recipe.Validate(r.opts.MicroShiftDir, recipe.RecipeFiles, recipe.Components); err != nil {
 		return fmt.Errorf("%s %s: %w", option.MicroShiftDir, r.opts.MicroShiftDir, err)
@@ -53,4 +60,33 @@ func (r *run) preflight(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// coversTreeArches refuses a run that would leave one of the tree's release JSONs behind: with
+// --arch x86_64 on a tree that also has release-aarch64.json, the manifests and the lock would
+// move to the new bundle while aarch64's images stayed the old ones and the lock forgot them —
+// a half-applied rebase that exits 0. Under --check the arches are the lock's, so a lock that
+// does not cover the tree is drift (exit 1), not the caller's mistake.
+func (r *run) coversTreeArches() error {
+	dir := filepath.Join(r.opts.MicroShiftDir, filepath.FromSlash(releasefile.RepoDir))
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("%s %s: listing %s: %w", option.MicroShiftDir, r.opts.MicroShiftDir, releasefile.RepoDir, err)
+	}
+	var left []string
+	for _, e := range entries {
+		a, ok := releasefile.ArchOf(path.Join(releasefile.RepoDir, e.Name()))
+		if ok && !slices.Contains(r.arches, a) {
+			left = append(left, releasefile.RepoPath(a))
+		}
+	}
+	if len(left) == 0 {
+		return nil
+	}
+	if r.opts.Mode == ModeCheck {
+		return fmt.Errorf("%s: the lock file %s records payloads for %s only, but the tree also has %s: a rebase covers every release JSON the tree has; run the rebase again without %s",
+			option.Check, lock.Path, strings.Join(r.arches, ", "), strings.Join(left, ", "), option.Arches)
+	}
+	return option.Errorf(option.Arches, "%s leaves %s of %s %s unrebased: a rebase covers every release JSON the tree has (its manifests and lock would no longer match those images); add the missing arches or omit %s",
+		strings.Join(r.arches, ","), strings.Join(left, ", "), option.MicroShiftDir, r.opts.MicroShiftDir, option.Arches)
 }

@@ -189,6 +189,7 @@ var hostileFlags = []flagInput{
 		return []string{"--cache-dir", in(w, "cache")}
 	}, exitError, []string{"cache"}},
 	{"--arch duplicated", duplicated, nil, func(*world) []string { return []string{"--arch", "x86_64,aarch64,x86_64"} }, exitOK, nil},
+	{"--arch fewer than the tree's release JSONs", colliding, nil, func(*world) []string { return []string{"--arch", "x86_64"} }, exitUsage, []string{"--arch", "x86_64"}},
 }
 
 // TestRebaseSignals interrupts real runs: in the fetch (a registry that stalls) and at each

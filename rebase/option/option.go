@@ -38,12 +38,13 @@ const (
 	SignatureStore    Name = "SignatureStore"
 	Branches          Name = "Branches"
 	PRBodyDir         Name = "PRBodyDir"
+	Arches            Name = "Arches"
 )
 
 // All lists every Name above, so a front end's test can prove it spells each one.
 var All = []Name{OCP, LVMS, LVMSBundle, Payload, OCPRelease, MicroShiftDir, SnapshotAssets, PRBody,
 	Commit, Check, AllowBaseMismatch, AllowPrerelease, AllowVersionSkew, AuthFile, CacheDir,
-	InsecureRegistry, MaxImageSize, SignaturePolicy, AllowUnsigned, SignatureStore, Branches, PRBodyDir}
+	InsecureRegistry, MaxImageSize, SignaturePolicy, AllowUnsigned, SignatureStore, Branches, PRBodyDir, Arches}
 
 // archSep separates a Name from the arch it is pinned for (For).
 const archSep = "/"

@@ -28,6 +28,7 @@ var flagNames = map[option.Name]string{
 	option.SignatureStore:    "signature-store",
 	option.Branches:          "branches",
 	option.PRBodyDir:         "pr-body-dir",
+	option.Arches:            "arch",
 }
 
 // flagName spells n as a flag: --ocp, or --ocp-release-aarch64 for a per-arch pin. An option

@@ -127,6 +127,11 @@ func (f *SourceFlags) Options() (source.Options, error) {
 	if err := checkRefFlags(f, o); err != nil {
 		return o, err
 	}
+	if !f.Arches.changed {
+		// Not given: the library's default (the same arches), so that --check can tell a
+		// given --arch that contradicts the lock from the lock's own arches.
+		o.Arches = nil
+	}
 	if o.MaxFileSize, err = parseSize("max-file-size", f.MaxFileSize); err != nil {
 		return o, err
 	}

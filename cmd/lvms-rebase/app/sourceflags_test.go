@@ -20,8 +20,14 @@ func TestSourceFlags(t *testing.T) {
 	}{
 		{name: "defaults", check: func(t *testing.T, o source.Options) {
 			if o.BundleRepo != source.DefaultBundleRepo || o.ReleaseRepo != source.DefaultReleaseRepo ||
-				!reflect.DeepEqual(o.Arches, []string{"x86_64", "aarch64"}) || o.MaxFileSize != 64<<20 || o.MaxImageSize != 512<<20 || o.ReleaseRefs != nil {
+				o.Arches != nil || o.MaxFileSize != 64<<20 || o.MaxImageSize != 512<<20 || o.ReleaseRefs != nil {
 				t.Fatalf("%+v", o)
+			}
+		}},
+		// Given, even as the default: the library tells it from none (--check against the lock).
+		{name: "arches given as the default", args: []string{"--arch", "x86_64,aarch64"}, check: func(t *testing.T, o source.Options) {
+			if !reflect.DeepEqual(o.Arches, []string{"x86_64", "aarch64"}) {
+				t.Fatal(o.Arches)
 			}
 		}},
 		{name: "three names for the auth file", args: []string{"-a", "/p.json"}, check: func(t *testing.T, o source.Options) {
