@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/lvms-rebase/lvms-rebase/rebase/lock"
 	"github.com/lvms-rebase/lvms-rebase/rebase/option"
@@ -40,6 +41,7 @@ type verification struct {
 	wg      sync.WaitGroup
 	mu      sync.Mutex
 	cancels []context.CancelFunc
+	spans   [][2]time.Time // when each background verification worked
 }
 
 // newVerification loads the policy and builds the verifier. With --check it verifies as the
@@ -198,8 +200,19 @@ func (x *verification) background(ctx context.Context, s provenance.Subject) {
 			return
 		}
 		defer func() { <-x.limit }()
+		began := time.Now()
 		_, _ = x.v.Verify(ctx, x.hinted(s))
+		x.mu.Lock()
+		x.spans = append(x.spans, [2]time.Time{began, time.Now()})
+		x.mu.Unlock()
 	})
+}
+
+// backgroundSpans are when the background verifications that ended worked.
+func (x *verification) backgroundSpans() [][2]time.Time {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return slices.Clone(x.spans)
 }
 
 // stop cancels the background verifications and waits for them: a run returns only after them.

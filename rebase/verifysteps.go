@@ -32,6 +32,11 @@ func (r *run) verifyPayloads(ctx context.Context, s *graph.Step, p fetched) (str
 	}
 	s.Fetch("the signatures of the payloads " + payloadRefs(p.res))
 	_, err := r.verification.check(ctx, payloadSubjects(p.res))
+	// Most of the work began in the background while the payloads downloaded (earlyPayloads):
+	// the step reports it, not only the wait for what was left.
+	for _, sp := range r.verification.backgroundSpans() {
+		s.Worked(sp[0], sp[1])
+	}
 	return struct{}{}, err
 }
 

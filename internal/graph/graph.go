@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -83,6 +84,7 @@ type Step struct {
 	attempt, picked bool
 	told            int
 	took            time.Duration
+	early           [][2]time.Time // Worked
 	ran             bool
 	err             error
 }
@@ -151,7 +153,21 @@ func (s *Step) Stopped() bool {
 	return errors.Is(context.Cause(s.ctx), ErrStopped)
 }
 
-// Took is the time the step worked: from its inputs being ready to its end.
+// Worked records work done for the step from one time to another outside its function, before
+// its inputs were all ready: work started early, in the background, on an event of another step
+// (a payload's signature check, started as soon as the payload's manifest named its digest).
+// Took then counts that time too, and time the step only waited for it not at all.
+func (s *Step) Worked(from, to time.Time) {
+	if to.Before(from) {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.early = append(s.early, [2]time.Time{from, to})
+}
+
+// Took is the time the step worked: from its inputs being ready to its end, and what Worked
+// recorded (the union of those intervals).
 func (s *Step) Took() time.Duration {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -266,7 +282,7 @@ func runStep[R any](s *Step, f func(context.Context, *Step) (R, error)) (R, erro
 	start := g.now()
 	v, err := f(s.ctx, s)
 	s.mu.Lock()
-	s.took, s.ran, s.err = g.now().Sub(start), true, err
+	s.took, s.ran, s.err = unionLength(append(s.early, [2]time.Time{start, g.now()})), true, err
 	s.mu.Unlock()
 	if g.hooks.End != nil {
 		g.hooks.End(s, err)
@@ -275,6 +291,25 @@ func runStep[R any](s *Step, f func(context.Context, *Step) (R, error)) (R, erro
 		g.failAt(s.pos)
 	}
 	return v, err
+}
+
+// unionLength is the time the intervals cover together.
+func unionLength(spans [][2]time.Time) time.Duration {
+	spans = slices.Clone(spans)
+	slices.SortFunc(spans, func(a, b [2]time.Time) int { return a[0].Compare(b[0]) })
+	var total time.Duration
+	var end time.Time
+	for i, sp := range spans {
+		switch {
+		case i == 0 || sp[0].After(end):
+			total += sp[1].Sub(sp[0])
+			end = sp[1]
+		case sp[1].After(end):
+			total += sp[1].Sub(end)
+			end = sp[1]
+		}
+	}
+	return total
 }
 
 // counts tells whether s is in the order (an attempt counts once picked).

@@ -126,6 +126,59 @@ func TestTookIsWorkNotWaiting(t *testing.T) {
 	}
 }
 
+// TestWorkedCountsEarlyWork: a step whose work ran in the background while an earlier step ran
+// (Worked) reports that work and its own, not the time it waited between them; overlapping
+// intervals count once.
+func TestWorkedCountsEarlyWork(t *testing.T) {
+	g := New(context.Background(), Hooks{})
+	var mu sync.Mutex
+	clock := time.Unix(0, 0)
+	g.now = func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		clock = clock.Add(time.Millisecond)
+		return clock
+	}
+	var bg [2]time.Time
+	slow := Add0(g, "slow", func(context.Context, *Step) (int, error) {
+		mu.Lock()
+		// the background work runs from a minute to two minutes into slow's hour
+		bg = [2]time.Time{clock.Add(time.Minute), clock.Add(2 * time.Minute)}
+		clock = clock.Add(time.Hour)
+		mu.Unlock()
+		return 1, nil
+	})
+	Add1(g, "verify", slow, func(_ context.Context, s *Step, _ int) (int, error) {
+		s.Worked(bg[0], bg[1])
+		s.Worked(bg[0].Add(30*time.Second), bg[1]) // overlapping: counted once
+		return 2, nil
+	})
+	if _, err := g.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if took := g.Steps()[1].Took(); took < time.Minute || took > time.Minute+time.Second {
+		t.Errorf("verify took %v, want its minute of background work and its own milliseconds", took)
+	}
+}
+
+func TestUnionLength(t *testing.T) {
+	at := func(s int) time.Time { return time.Unix(int64(s), 0) }
+	for _, c := range []struct {
+		spans [][2]time.Time
+		want  time.Duration
+	}{
+		{nil, 0},
+		{[][2]time.Time{{at(0), at(10)}}, 10 * time.Second},
+		{[][2]time.Time{{at(20), at(30)}, {at(0), at(10)}}, 20 * time.Second},
+		{[][2]time.Time{{at(0), at(10)}, {at(5), at(15)}}, 15 * time.Second},
+		{[][2]time.Time{{at(0), at(10)}, {at(2), at(3)}}, 10 * time.Second},
+	} {
+		if got := unionLength(c.spans); got != c.want {
+			t.Errorf("unionLength(%v) = %v, want %v", c.spans, got, c.want)
+		}
+	}
+}
+
 // TestPickCountsOnlyTheChosenAttempt: two attempts at one place, one failing; the pick
 // chooses the other. The failed attempt fails nothing and is not reported, nor are its
 // warnings told; the chosen one is reported in the pick's place with its warnings.
