@@ -254,7 +254,7 @@ func TestWriteTable(t *testing.T) {
 		Minimal: Minimal{Parts: []Part{{"bundle", 2048}, {"payload x86_64", 4096}}},
 		Cold:    Measurement{Name: "lvms-rebase cold", WallSeconds: 1.25, BytesFetched: 8192, BlobGETs: 7, PeakRSSKiB: 51200},
 		Warm:    Measurement{Name: "lvms-rebase warm", WallSeconds: 0.5},
-		Legacy:  Measurement{Name: "legacy-shaped", WallSeconds: 5, BytesFetched: 300 << 20, Phases: []PhaseTime{{"export payloads", 4}}},
+		Legacy:  Measurement{Name: "legacy-shaped", WallSeconds: 5, BytesFetched: 300 << 20, Phases: []PhaseTime{{"export payloads", 4}, {"translate", 0.00022}, {"none", 0}}},
 		Notes:   []string{"kubectl not found"},
 	}
 	m.computeRatios(r.DelaySeconds, r.LinkMbps)
@@ -279,7 +279,7 @@ func TestWriteTable(t *testing.T) {
 		"streamed bound: 4 round trips (the snapshot files overlap the top layer, whose first file names their commit) = 0.16s; cold wall / streamed bound 7.79x",
 		"cold wall / legacy 0.25x (<= 0.25x), cold wall / critical path 6.23x (<= 1.3x), warm blob GETs 0 (= 0), warm signature requests 0 (= 0)",
 		"legacy-shaped / lvms-rebase cold: bytes 38400x",
-		"legacy-shaped phases: export payloads 4.00s",
+		"legacy-shaped phases: export payloads 4.00s, translate 220µs, none 0.00s",
 		"note: kubectl not found",
 	} {
 		if !strings.Contains(out, want) {

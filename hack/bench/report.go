@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 	"text/tabwriter"
 )
 
@@ -222,6 +223,15 @@ func times(x float64) string {
 
 func seconds(s float64) string { return fmt.Sprintf("%.2fs", s) }
 
+// phaseTime is a phase's time; one under 10 ms keeps its unit (a step that computes for 220µs
+// reads "220µs", not "0.00s", which would look like a step that did nothing).
+func phaseTime(s float64) string {
+	if s >= 0.01 || s <= 0 {
+		return seconds(s)
+	}
+	return time.Duration(s * float64(time.Second)).Round(time.Microsecond).String()
+}
+
 // WriteTable prints the report as plain text.
 func (r *Report) WriteTable(w io.Writer) error {
 	var b strings.Builder
@@ -277,7 +287,7 @@ func (m *MinorResult) writeTable(b *strings.Builder) error {
 		}
 		ph := make([]string, 0, len(x.Phases))
 		for _, p := range x.Phases {
-			ph = append(ph, fmt.Sprintf("%s %s", p.Name, seconds(p.Seconds)))
+			ph = append(ph, fmt.Sprintf("%s %s", p.Name, phaseTime(p.Seconds)))
 		}
 		fmt.Fprintf(b, "%s phases: %s\n", x.Name, strings.Join(ph, ", "))
 	}
