@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
 	"text/tabwriter"
+	"time"
 )
 
 // Measurement is what one pipeline run cost: wall time of the child process, what the
