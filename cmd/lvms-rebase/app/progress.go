@@ -17,15 +17,14 @@ import (
 //   - plain lines (the default): on a terminal one transient line that the next log line or
 //     the download's end clears, so a run leaves no progress behind; elsewhere (CI) none at
 //     the default verbosity, and a line when a download starts and one when it ends at -v 1;
-//   - text (logfmt): those two lines at any verbosity, as before plain lines existed;
-//   - json: log records (one when a download starts, one when it ends), so that every
-//     stderr line is JSON;
+//   - text (logfmt) and json: log records (one when a download starts, one when it ends), so
+//     that every stderr line is a logfmt record, or JSON, for the scripts that parse them;
 //   - -q: none.
 func progressFor(logs *logFlags, w io.Writer, log *slog.Logger) func(source.Progress) {
 	switch {
 	case logs.quiet:
 		return nil
-	case logs.format == logJSON:
+	case logs.format == logJSON || logs.format == logText:
 		return progressRecords(log)
 	case logs.format == logPlain && logs.status != nil && logs.status.terminal:
 		return logs.status.progress

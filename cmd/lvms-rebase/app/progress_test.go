@@ -2,6 +2,7 @@ package app
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -31,5 +32,31 @@ func TestProgressTerminal(t *testing.T) {
 	p.report(source.Progress{Image: "i", Digest: "sha256:abc", Done: 2, Total: 2, Finished: true})
 	if got := buf.String(); strings.Count(got, "\r") != 2 || !strings.HasSuffix(got, "\n") {
 		t.Fatalf("terminal output %q: want two rewrites of one line and a final newline", got)
+	}
+}
+
+// TestProgressRecords: with --log-format text or json a download's progress is records of the
+// logger (one when it starts, one when it ends), so every stderr line is logfmt, or JSON, for
+// the scripts that parse them.
+func TestProgressRecords(t *testing.T) {
+	for _, format := range []string{logText, logJSON} {
+		var buf bytes.Buffer
+		logs := &logFlags{format: format}
+		log, err := logs.logger(&buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		report := progressFor(logs, &buf, log)
+		report(source.Progress{Image: "quay.io/x/y:1", Digest: "sha256:abc", Done: 1, Total: 2})
+		report(source.Progress{Image: "quay.io/x/y:1", Digest: "sha256:abc", Done: 2, Total: 2, Finished: true})
+		lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+		if len(lines) != 2 {
+			t.Fatalf("%s: want a record when the download starts and one when it ends, got:\n%s", format, buf.String())
+		}
+		for _, l := range lines {
+			if format == logText && !strings.HasPrefix(l, "level=INFO msg=fetching ") || format == logJSON && !json.Valid([]byte(l)) {
+				t.Errorf("%s: progress line %q is no %s record", format, l, format)
+			}
+		}
 	}
 }
