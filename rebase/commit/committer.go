@@ -115,8 +115,10 @@ func (c *committer) commit(ctx context.Context, in Input, ph phase) (bool, error
 			return false, err
 		}
 	}
-	// The repository's hooks run (pre-commit, commit-msg, post-commit) on this index.
-	if _, err := c.git(ctx, nil, "commit", "-q", "-m", ph.message); err != nil {
+	// The repository's hooks run (pre-commit, commit-msg, post-commit) on this index, with
+	// git's ordinary pathspecs: a hook's glob ('*.yaml') stays a glob, as for a person's commit.
+	hooked := git.Cmd{Dir: c.root, Args: []string{"commit", "-q", "-m", ph.message}, Env: []string{"GIT_INDEX_FILE=" + c.index}}
+	if _, err := hooked.Output(ctx); err != nil {
 		return false, err
 	}
 	made, err := c.head(ctx)

@@ -85,6 +85,12 @@ func TestPhasesVerifyWhatHooksCommitted(t *testing.T) {
 		hook:    "git diff --cached --name-only | grep 'lvms/keep.yaml' | while read f; do printf 'kind: ConfigMap  # v2\\n' > \"$f\"; git add \"$f\"; done\n",
 		wantErr: "assets/components/lvms/keep.yaml: the commit holds", wantMade: []string{messageLock, messageRec50, messageImgs, messageMans},
 	}, {
+		// A hook picks its files with a glob pathspec, as lint and format hooks do: the hook
+		// must see git's ordinary pathspecs, not the literal ones the committer's own git calls use.
+		name:    "a formatting hook picks its files by a glob pathspec",
+		hook:    "for f in $(git diff --cached --name-only -- '*/lvms/*.yaml'); do printf 'kind: ConfigMap  # v2\\n' > \"$f\"; git add \"$f\"; done\n",
+		wantErr: "assets/components/lvms/keep.yaml: the commit holds", wantMade: []string{messageLock, messageRec50, messageImgs, messageMans},
+	}, {
 		name: "a hook stages the person's work", hook: "git add NOTES\n",
 		wantErr: "also holds NOTES, which the run did not write", wantMade: []string{messageLock},
 	}, {
