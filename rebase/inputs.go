@@ -20,27 +20,22 @@ import (
 )
 
 // ErrUsage marks errors that are the caller's mistake but not about one option's value (a
-// release.base that is not a version, a configuration file that does not load); a mistake in
-// one option's value is an *option.Error. IsUsage tells both.
+// given --ocp that contradicts the tree's release.base); a mistake in one option's value is an
+// *option.Error. IsUsage tells both. A file an option names that does not load is neither: it
+// is an *option.PathError, bad input.
 var ErrUsage = errors.New("usage")
 
-func usageErr(format string, a ...any) error {
-	return fmt.Errorf("%w: %s", ErrUsage, fmt.Sprintf(format, a...))
-}
+// baseError is a release.base that is not a strict version: bad input in the tree (exit 1 in
+// the CLI), never read as "no release JSON".
+type baseError struct{ error }
+
+func (e baseError) Unwrap() error { return e.error }
 
 // IsUsage reports whether err is the caller's mistake: an *option.Error or ErrUsage.
 func IsUsage(err error) bool {
 	var oe *option.Error
 	return errors.As(err, &oe) || errors.Is(err, ErrUsage)
 }
-
-// usageOf marks err, a caller's mistake found by a library (a configuration file that does
-// not load), as ErrUsage and reads as err.
-type usageOf struct{ err error }
-
-func (e usageOf) Error() string        { return e.err.Error() }
-func (e usageOf) Unwrap() error        { return e.err }
-func (e usageOf) Is(target error) bool { return target == ErrUsage }
 
 // Payload rules (Options.Payload), as the lock records them (rebase/recorded).
 const (
@@ -61,7 +56,7 @@ func treeBase(root string) (base, minor string, err error) {
 		return "", "", fmt.Errorf("%s: %w", recorded.BaseFile, err)
 	}
 	if minor, err = era.VersionMinor(f.Base); err != nil {
-		return f.Base, "", usageErr("%s: release.base %v", recorded.BaseFile, err)
+		return f.Base, "", baseError{fmt.Errorf("%s: release.base %w", recorded.BaseFile, err)}
 	}
 	return f.Base, minor, nil
 }
@@ -72,7 +67,7 @@ func treeBase(root string) (base, minor string, err error) {
 // not a strict version is an error either way.
 func chooseOCP(given, root string, allowMismatch bool) (string, error) {
 	base, m, err := treeBase(root)
-	if errors.Is(err, ErrUsage) {
+	if be := (baseError{}); errors.As(err, &be) {
 		return "", err
 	}
 	if given == "" {

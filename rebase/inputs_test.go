@@ -100,8 +100,11 @@ func TestChooseOCP(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := chooseOCP(tc.given, tree(tc.base), tc.allow)
 			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !IsUsage(err) {
-					t.Fatalf("error %v, want a usage error containing %q", err, tc.wantErr)
+				// A release.base that is not a version is bad input in the tree, not a usage
+				// error; a missing or contradicted --ocp is.
+				badBase := strings.HasPrefix(tc.name, "bad base") || strings.HasPrefix(tc.name, "base ")
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || IsUsage(err) == badBase {
+					t.Fatalf("error %v, want an error containing %q, a usage error: %v", err, tc.wantErr, !badBase)
 				}
 				return
 			}

@@ -26,7 +26,7 @@ type ProvenanceOptions struct {
 func (o ProvenanceOptions) validate() error {
 	if o.PolicyFile != "" {
 		if _, err := provenance.LoadPolicy(o.PolicyFile); err != nil {
-			return &option.Error{Option: option.SignaturePolicy, Err: err}
+			return &option.PathError{Option: option.SignaturePolicy, Path: o.PolicyFile, Err: err}
 		}
 	}
 	seen := map[string]bool{}

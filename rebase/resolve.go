@@ -8,6 +8,7 @@ import (
 
 	"github.com/lvms-rebase/lvms-rebase/rebase/era"
 	"github.com/lvms-rebase/lvms-rebase/rebase/option"
+	"github.com/lvms-rebase/lvms-rebase/rebase/snapshot"
 	"github.com/lvms-rebase/lvms-rebase/rebase/source"
 )
 
@@ -26,8 +27,9 @@ type ResolveOptions struct {
 // (the era policy applied to the published minors, or forced), the newest bundle of it, the
 // payloads and every relatedImage's per-arch digests. The LVMS choice is in the resolution,
 // and its warning (a minor lagging OpenShift's) is logged and listed first in Warnings. It
-// writes nothing but the image cache. Option mistakes are *option.Error; a source that cannot
-// be configured (an IDMS or auth file that does not load) is ErrUsage.
+// writes nothing but the image cache. Option mistakes are *option.Error; a file an option
+// names that cannot be used (an IDMS or auth file that does not load) is an *option.PathError,
+// an error of the run as in Run.
 func Resolve(ctx context.Context, o ResolveOptions) (*source.Resolution, error) {
 	if o.OCP == "" {
 		return nil, option.Errorf(option.OCP, "X.Y is required (e.g. 4.18)")
@@ -37,7 +39,7 @@ func Resolve(ctx context.Context, o ResolveOptions) (*source.Resolution, error) 
 	}
 	src, err := source.New(o.Source)
 	if err != nil {
-		return nil, usageOf{err}
+		return nil, err
 	}
 	choice, err := src.ChooseLVMS(ctx, o.OCP, o.LVMS)
 	if err != nil {
@@ -64,7 +66,8 @@ func Resolve(ctx context.Context, o ResolveOptions) (*source.Resolution, error) 
 // Validate checks what needs neither the network nor the tree's contents: the minors are
 // strict X.Y with an era, the payload rule is known, the checkout is a directory. Run calls it
 // first, and a caller may call it earlier (fleet.Run does, once for every branch). Mistakes
-// are *option.Error.
+// are *option.Error; a checkout, --snapshot-assets path or policy file that cannot be used is
+// an *option.PathError (bad input, not a mistake on the command line).
 func (o Options) Validate() error {
 	if err := checkMinors(o.OCP, o.LVMS); err != nil {
 		return err
@@ -79,7 +82,12 @@ func (o Options) Validate() error {
 		dir = "."
 	}
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return option.Errorf(option.MicroShiftDir, "%q: expected an existing directory (a MicroShift checkout)", dir)
+		return option.Pathf(option.MicroShiftDir, dir, "%q: expected an existing directory (a MicroShift checkout)", dir)
+	}
+	if s := o.SnapshotAssets; snapshot.IsLocal(s) {
+		if err := snapshot.CheckLocal(s); err != nil {
+			return &option.PathError{Option: option.SnapshotAssets, Path: s, Err: err}
+		}
 	}
 	return o.Provenance.validate()
 }

@@ -63,7 +63,7 @@ func newVerification(opts Options, src *source.Source, old *lock.Lock) (*verific
 	if f := opts.Provenance.PolicyFile; f != "" {
 		p, err := provenance.LoadPolicy(f)
 		if err != nil {
-			return nil, &option.Error{Option: option.SignaturePolicy, Err: err}
+			return nil, &option.PathError{Option: option.SignaturePolicy, Path: f, Err: err}
 		}
 		po.Policy = p
 	}

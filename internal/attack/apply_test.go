@@ -167,7 +167,7 @@ func TestApply(t *testing.T) {
 			a := apply()(w)
 			a[4] = in(w, "assets")
 			return a
-		}, want: exitUsage, names: []string{"--assets", "assets"}},
+		}, want: exitError, names: []string{"--assets", "assets"}},
 		{name: "special/--lvmd a FIFO", class: special, args: func(w *world) []string {
 			a := apply()(w)
 			a[6] = fifoPath(t, w, "lvmd-fifo.yaml")

@@ -159,10 +159,10 @@ type flagInput struct {
 func in(w *world, rel string) string { return filepath.Join(w.in, rel) }
 
 var hostileFlags = []flagInput{
-	{"--microshift-dir absent", absent, nil, func(w *world) []string { return []string{"--microshift-dir", in(w, "missing")} }, exitUsage, []string{"--microshift-dir", "missing"}},
+	{"--microshift-dir absent", absent, nil, func(w *world) []string { return []string{"--microshift-dir", in(w, "missing")} }, exitError, []string{"--microshift-dir", "missing"}},
 	{"--microshift-dir a file", special, func(t *testing.T, w *world) { put(t, w.in, "file", "x\n", 0o644) }, func(w *world) []string {
 		return []string{"--microshift-dir", in(w, "file")}
-	}, exitUsage, []string{"--microshift-dir", "file"}},
+	}, exitError, []string{"--microshift-dir", "file"}},
 	// The error of a broken tree names the directory; the exit code must not depend on the
 	// text ("accepts " once made it a usage error).
 	{"--microshift-dir named like a usage error, its recipe broken", colliding, func(t *testing.T, w *world) {

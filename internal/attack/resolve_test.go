@@ -35,8 +35,8 @@ func TestResolve(t *testing.T) {
 			setup: func(t *testing.T, w *world) { fifo(t, w.in, "layout") },
 			args:  func(w *world) []string { return resolve("--lvms-bundle", "oci:"+in(w, "layout"))(w) }, want: exitError, names: []string{"layout"}},
 		{name: "special/--authfile a FIFO", class: special, setup: func(t *testing.T, w *world) { fifo(t, w.in, "auth.json") },
-			// resolve says a source that cannot be configured is a usage error (rebase.Resolve).
-			args: func(w *world) []string { return resolve("--authfile", in(w, "auth.json"))(w) }, want: exitUsage, names: []string{"auth.json"}},
+			// A file a flag names that cannot be used is bad input, exit 1 (README "Exit codes").
+			args: func(w *world) []string { return resolve("--authfile", in(w, "auth.json"))(w) }, want: exitError, names: []string{"auth.json"}},
 		{name: "special/REGISTRY_AUTH_FILE linked to /dev/zero", class: special, setup: func(t *testing.T, w *world) { link(t, w.in, "auth.json", "/dev/zero") },
 			env: []string{"REGISTRY_AUTH_FILE=IN/auth.json"}, args: resolve(), want: exitError, names: []string{"auth.json"}},
 	}

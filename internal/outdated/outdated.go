@@ -10,6 +10,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -131,14 +132,18 @@ func Check(ctx context.Context, o Options) (*Report, error) {
 	if err := checkPins(o.Source); err != nil {
 		return nil, err
 	}
+	// The files the options name (auth, IDMS) are checked before the clone is read.
+	src, err := source.New(o.Source)
+	if err != nil {
+		return nil, err
+	}
+	if st, err := os.Stat(o.Repo); err != nil || !st.IsDir() {
+		return nil, option.Pathf(option.MicroShiftDir, o.Repo, "%q: expected an existing directory (a MicroShift clone)", o.Repo)
+	}
 	if _, err := git.Run(ctx, o.Repo, "rev-parse", "--git-dir"); err != nil {
 		return nil, fmt.Errorf("%s: not a git clone: %w", o.Repo, err)
 	}
 	branches, refs, err := branchesToCheck(ctx, o)
-	if err != nil {
-		return nil, err
-	}
-	src, err := source.New(o.Source)
 	if err != nil {
 		return nil, err
 	}

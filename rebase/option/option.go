@@ -39,12 +39,13 @@ const (
 	Branches          Name = "Branches"
 	PRBodyDir         Name = "PRBodyDir"
 	Arches            Name = "Arches"
+	IDMSFile          Name = "IDMSFile"
 )
 
 // All lists every Name above, so a front end's test can prove it spells each one.
 var All = []Name{OCP, LVMS, LVMSBundle, Payload, OCPRelease, MicroShiftDir, SnapshotAssets, PRBody,
 	Commit, Check, AllowBaseMismatch, AllowPrerelease, AllowVersionSkew, AuthFile, CacheDir,
-	InsecureRegistry, MaxImageSize, SignaturePolicy, AllowUnsigned, SignatureStore, Branches, PRBodyDir, Arches}
+	InsecureRegistry, MaxImageSize, SignaturePolicy, AllowUnsigned, SignatureStore, Branches, PRBodyDir, Arches, IDMSFile}
 
 // archSep separates a Name from the arch it is pinned for (For).
 const archSep = "/"
@@ -106,4 +107,26 @@ func (e *Error) Unwrap() error { return e.Err }
 // Errorf returns an *Error about n with the formatted message.
 func Errorf(n Name, format string, a ...any) error {
 	return &Error{Option: n, Err: fmt.Errorf(format, a...)}
+}
+
+// PathError is a file or directory an option names that cannot be used: absent, unreadable,
+// not of the kind expected (a directory for a file, a FIFO, a device, a link to one), empty,
+// over its size cap, or not parsing. Unlike *Error it is not a mistake in the option's value
+// (a well-formed path) but bad input: a front end reports it as an error of the run (the CLI
+// exits 1, as kubectl does for `-f missing`), naming the option; Err names the path.
+type PathError struct {
+	Option Name
+	Path   string
+	Err    error
+}
+
+// Error reads "<option> <what is wrong>", as *Error does.
+func (e *PathError) Error() string { return e.Option.String() + " " + e.Err.Error() }
+
+func (e *PathError) Unwrap() error { return e.Err }
+
+// Pathf returns a *PathError about path, named by n, with the formatted message (which names
+// the path).
+func Pathf(n Name, path, format string, a ...any) error {
+	return &PathError{Option: n, Path: path, Err: fmt.Errorf(format, a...)}
 }

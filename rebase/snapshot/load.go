@@ -143,6 +143,35 @@ func LoadWith(ctx context.Context, o LoadOptions) (*Assets, error) {
 	return a, nil
 }
 
+// IsLocal reports whether source names a local directory or tarball rather than a URL or a
+// URL template (the sources LoadWith tells apart the same way).
+func IsLocal(source string) bool {
+	return source != "" && !strings.Contains(source, CommitPlaceholder) && !strings.Contains(source, PathPlaceholder) &&
+		!strings.HasPrefix(source, "http://") && !strings.HasPrefix(source, "https://")
+}
+
+// CheckLocal checks, before anything is fetched, that a local source is what LoadWith can
+// read: a directory, or a regular file that is not empty (a tarball); links are followed (a
+// person names the path). The value may be a URL given without a scheme, so it is redacted.
+func CheckLocal(source string) error {
+	fi, err := os.Stat(source)
+	if err != nil {
+		if pe := (*os.PathError)(nil); errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return fmt.Errorf("%s: expected a URL with %s, a directory or a tarball: %w", redact.URL(source), CommitPlaceholder, err)
+	}
+	switch {
+	case fi.IsDir():
+		return nil
+	case !fi.Mode().IsRegular():
+		return fmt.Errorf("%s: %s, expected a directory or a tarball", redact.URL(source), safefile.Kind(fi.Mode()))
+	case fi.Size() == 0:
+		return fmt.Errorf("%s: an empty file, expected a directory or a tarball", redact.URL(source))
+	}
+	return nil
+}
+
 // loadWhole reads the wanted files of a whole-tree source: archive URL, directory or tarball.
 func loadWhole(ctx context.Context, source, commit string, fetch FetchFunc) (*Assets, error) {
 	a := &Assets{Commit: commit, Files: map[string][]byte{}}

@@ -19,6 +19,7 @@ import (
 	"github.com/lvms-rebase/lvms-rebase/internal/arch"
 	"github.com/lvms-rebase/lvms-rebase/rebase/era"
 	"github.com/lvms-rebase/lvms-rebase/rebase/extract"
+	"github.com/lvms-rebase/lvms-rebase/rebase/option"
 	"github.com/lvms-rebase/lvms-rebase/rebase/source/auth"
 	"github.com/lvms-rebase/lvms-rebase/rebase/source/cache"
 	"github.com/lvms-rebase/lvms-rebase/rebase/source/fetch"
@@ -182,7 +183,7 @@ func New(opts Options) (*Source, error) {
 		Progress: opts.Progress, Log: log}
 	if opts.IDMSFile != "" {
 		if fo.IDMS, err = mirror.LoadIDMS(opts.IDMSFile); err != nil {
-			return nil, err
+			return nil, &option.PathError{Option: option.IDMSFile, Path: opts.IDMSFile, Err: err}
 		}
 	}
 	if fo.Keychain, err = auth.New(opts.AuthFile, log); err != nil {

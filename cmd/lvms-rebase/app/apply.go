@@ -83,8 +83,11 @@ func runApply(ctx context.Context, streams IOStreams, f *applyFlags) (err error)
 	if f.force && !f.prune {
 		return usageError("--force only applies to --prune")
 	}
-	if st, err := os.Stat(f.assets); err != nil || !st.IsDir() {
-		return usageError("--assets %s: not a directory", f.assets)
+	if err := checkDir("assets", f.assets); err != nil {
+		return err
+	}
+	if err := checkApplyFiles(f); err != nil {
+		return err
 	}
 	if f.timeout < 0 || f.waitTimeout < 0 {
 		return usageError("--timeout and --wait-timeout must not be negative")
@@ -132,6 +135,24 @@ func runApply(ctx context.Context, streams IOStreams, f *applyFlags) (err error)
 	return nil
 }
 
+// checkApplyFiles checks, before the cluster is contacted, the files apply reads that the
+// applier would otherwise read only after the assets: a --config-dir given must be a directory
+// (the default config.d may be absent, as for MicroShift), and --lvmd, when present, a regular
+// file within the applier's cap (absent, the volume groups vgs reports decide).
+func checkApplyFiles(f *applyFlags) error {
+	if f.configDir != "" {
+		if err := checkDir("config-dir", f.configDir); err != nil {
+			return err
+		}
+	}
+	if _, err := os.Stat(f.lvmd); err == nil {
+		if _, err := safefile.ReadFile(f.lvmd, safefile.Options{Follow: true, Max: applier.MaxLvmdFileSize}); err != nil {
+			return inputError("lvmd", err)
+		}
+	}
+	return nil
+}
+
 // loadStorageConfig reads --config and its drop-ins (--config-dir, default config.d next to it)
 // as MicroShift merges them; without --config the storage section is empty (the defaults).
 func loadStorageConfig(f *applyFlags) (applier.StorageConfig, error) {
@@ -142,7 +163,7 @@ func loadStorageConfig(f *applyFlags) (applier.StorageConfig, error) {
 		return applier.StorageConfig{}, nil
 	}
 	if _, err := os.Stat(f.config); err != nil {
-		return applier.StorageConfig{}, usageError("--config %s: %v", f.config, err)
+		return applier.StorageConfig{}, inputError("config", err)
 	}
 	dir := f.configDir
 	if dir == "" {
@@ -162,9 +183,23 @@ func loadKubeconfig(kubeconfig, context string) (*rest.Config, error) {
 	} else {
 		rules.ExplicitPath = kubeconfig
 	}
+	from := "--kubeconfig"
+	if kubeconfig == "" {
+		from = "kubeconfig ($KUBECONFIG, else " + clientcmd.RecommendedHomeFile + ")"
+	}
+	if err := checkKubeconfigs(rules.GetLoadingPrecedence(), from); err != nil {
+		return nil, err
+	}
 	overrides := &clientcmd.ConfigOverrides{CurrentContext: context}
 	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides).ClientConfig()
 	if clientcmd.IsEmptyConfig(err) {
+		// Nothing named and nothing found is a missing flag (usage); a file that is there but
+		// holds no configuration is bad input.
+		for _, p := range rules.GetLoadingPrecedence() {
+			if _, serr := os.Stat(p); serr == nil {
+				return nil, fmt.Errorf("%s: %s: an empty kubeconfig (no cluster, context or user)", from, p)
+			}
+		}
 		return nil, usageError("--kubeconfig is required: $KUBECONFIG is not set and %s does not exist", clientcmd.RecommendedHomeFile)
 	}
 	if err != nil {

@@ -55,7 +55,7 @@ func TestApplyCommandUsage(t *testing.T) {
 		{"bad output", []string{"apply", "--kubeconfig", kc, "--assets", applyAssets, "-o", "wide"}, ExitUsage, "-o/--output: expected text, json or yaml"},
 		{"bad log format", []string{"apply", "--kubeconfig", kc, "--assets", applyAssets, "--log-format", "xml"}, ExitUsage, "--log-format: expected plain, text or json"},
 		{"empty kubeconfig", []string{"apply", "--kubeconfig", "", "--assets", applyAssets}, ExitUsage, "--kubeconfig: an empty or blank value"}, // never $KUBECONFIG or ~/.kube/config in its place
-		{"assets not a dir", []string{"apply", "--kubeconfig", kc, "--assets", kc}, ExitUsage, "not a directory"},
+		{"assets not a dir", []string{"apply", "--kubeconfig", kc, "--assets", kc}, ExitError, "not a directory"},                                // bad input, not usage (README "Exit codes"),
 		{"bad storage config", []string{"apply", "--kubeconfig", kc, "--assets", applyAssets, "--config", badCfg}, ExitError, "storage.optionalCsiComponents"},
 		{"bad lvmd", []string{"apply", "--kubeconfig", kc, "--assets", applyAssets, "--lvmd", badLvmd, "--volume-groups", "vg", "--timeout", "3s"}, ExitError, "device-classes[0].spare-gb"},
 		{"unknown arch", []string{"apply", "--kubeconfig", kc, "--assets", applyAssets, "--lvmd", filepath.Join(dir, "none.yaml"), "--arch", "ppc64le"}, ExitError, "release-ppc64le.json for arch ppc64le"},

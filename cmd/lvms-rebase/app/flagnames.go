@@ -29,6 +29,7 @@ var flagNames = map[option.Name]string{
 	option.Branches:          "branches",
 	option.PRBodyDir:         "pr-body-dir",
 	option.Arches:            "arch",
+	option.IDMSFile:          "idms-file",
 }
 
 // flagName spells n as a flag: --ocp, or --ocp-release-aarch64 for a per-arch pin. An option

@@ -58,7 +58,7 @@ func runLvmdCheck(ctx context.Context, streams IOStreams, file string, vgs []str
 	}
 	data, err := applier.ReadLvmdFile(file)
 	if err != nil {
-		return usageError("lvmd check: %v", err)
+		return fmt.Errorf("lvmd check: %w", err)
 	}
 	// The document is assembled here from the checks (api/v1alpha1 declares it).
 	res := v1alpha1.LvmdCheck{TypeMeta: v1alpha1.Meta(v1alpha1.KindLvmdCheck), File: file, DeviceClasses: []string{}, Problems: []v1alpha1.LvmdProblem{}}

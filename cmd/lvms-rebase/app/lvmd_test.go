@@ -67,7 +67,7 @@ func TestLvmdCheckCommand(t *testing.T) {
 			want: []string{`device-classes[0].thin-pool: set on device class "a" of type "thick"`, "device-classes[1].thin-pool.overprovision-ratio: 0.5 must be >= 1", "Error: F: 2 problems"}},
 		{name: "empty file", file: "# nothing\n", code: ExitError, want: []string{"file is empty", "Error: F: 1 problem"}},
 		{name: "duplicate key", file: "device-classes:\n- name: a\n  name: b\n", code: ExitError, want: []string{`"name" already set`}},
-		{name: "missing file", code: ExitUsage, want: []string{"Error: lvmd check: stat F: no such file or directory"}},
+		{name: "missing file", code: ExitError, want: []string{"Error: lvmd check: stat F: no such file or directory"}},
 		{name: "no file argument", code: ExitUsage, args: []string{}, want: []string{"expected one FILE, got 0 arguments"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -130,9 +130,9 @@ func TestLvmdCheckHostileInputs(t *testing.T) {
 		want string
 	}{
 		{"second document", []string{two, "--volume-groups", "vg"}, "", ExitError, "has 2 YAML documents; lvmd reads only the first"},
-		{"fifo", []string{fifo}, "", ExitUsage, fifo + ": a named pipe (FIFO), not a regular file"},
-		{"symlink to a device", []string{zero}, "", ExitUsage, zero + ": a character device, not a regular file"},
-		{"directory", []string{dir}, "", ExitUsage, dir + ": a directory, not a regular file"},
+		{"fifo", []string{fifo}, "", ExitError, fifo + ": a named pipe (FIFO), not a regular file"},
+		{"symlink to a device", []string{zero}, "", ExitError, zero + ": a character device, not a regular file"},
+		{"directory", []string{dir}, "", ExitError, dir + ": a directory, not a regular file"},
 		{"no LVM on the host", []string{one}, noLVM, ExitOK, one + ": valid as a file (device classes: a); the host was NOT checked: LVM is not installed here (give --volume-groups)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -354,37 +354,44 @@ func TestSignatureFlagsRefused(t *testing.T) {
 		return append([]string{"--ocp", "4.18", "--microshift-dir", tree, "--offline"}, extra...)
 	}
 	for _, c := range []struct {
-		name string
-		args []string
-		want []string
+		name  string
+		args  []string
+		want  []string
+		input bool
 	}{
-		{"empty policy path", rebaseArgs("--signature-policy", ""), []string{"--signature-policy", "an empty path"}},
-		{"absent policy", rebaseArgs("--signature-policy", filepath.Join(dir, "absent.json")), []string{"--signature-policy", "absent.json", "no such file"}},
-		{"empty policy file", rebaseArgs("--signature-policy", file("empty.json", "")), []string{"--signature-policy", "empty.json", "an empty file"}},
-		{"FIFO policy", rebaseArgs("--signature-policy", fifo), []string{"--signature-policy", "fifo.json", "not a regular file"}},
-		{"symlink to /dev/zero", rebaseArgs("--signature-policy", zero), []string{"--signature-policy", "zero.json", "not a regular file"}},
-		{"directory policy", rebaseArgs("--signature-policy", dir), []string{"--signature-policy", "not a regular file"}},
-		{"huge policy", rebaseArgs("--signature-policy", file("huge.json", strings.Repeat(" ", provenance.MaxPolicySize+1))), []string{"--signature-policy", "huge.json", "byte cap"}},
+		{"empty policy path", rebaseArgs("--signature-policy", ""), []string{"--signature-policy", "an empty path"}, false},
+		{"absent policy", rebaseArgs("--signature-policy", filepath.Join(dir, "absent.json")), []string{"--signature-policy", "absent.json", "no such file"}, true},
+		{"empty policy file", rebaseArgs("--signature-policy", file("empty.json", "")), []string{"--signature-policy", "empty.json", "an empty file"}, true},
+		{"FIFO policy", rebaseArgs("--signature-policy", fifo), []string{"--signature-policy", "fifo.json", "not a regular file"}, true},
+		{"symlink to /dev/zero", rebaseArgs("--signature-policy", zero), []string{"--signature-policy", "zero.json", "not a regular file"}, true},
+		{"directory policy", rebaseArgs("--signature-policy", dir), []string{"--signature-policy", "not a regular file"}, true},
+		{"huge policy", rebaseArgs("--signature-policy", file("huge.json", strings.Repeat(" ", provenance.MaxPolicySize+1))), []string{"--signature-policy", "huge.json", "byte cap"}, true},
 		{"duplicate field", rebaseArgs("--signature-policy", file("dup.json", `{"default": [{"type": "reject"}], "default": [{"type": "insecureAcceptAnything"}]}`)),
-			[]string{"--signature-policy", "dup.json", `duplicate field "default"`}},
+			[]string{"--signature-policy", "dup.json", `duplicate field "default"`}, true},
 		{"wrong key type", rebaseArgs("--signature-policy", file("pem.json", `{"default": [{"type": "signedBy", "keyType": "GPGKeys", "keyData": "`+pem+`"}]}`)),
-			[]string{"--signature-policy", "pem.json", "not an OpenPGP public keyring"}},
+			[]string{"--signature-policy", "pem.json", "not an OpenPGP public keyring"}, true},
 		{"absent key file", rebaseArgs("--signature-policy", file("nokey.json", `{"default": [{"type": "sigstoreSigned", "keyPath": "nope.pub"}]}`)),
-			[]string{"--signature-policy", "nokey.json", "nope.pub"}},
-		{"empty store", rebaseArgs("--signature-store", ""), []string{"--signature-store", "an empty item"}},
-		{"store without scheme", rebaseArgs("--signature-store", "mirror.openshift.com/pub/openshift-v4/signatures/openshift/release"), []string{"--signature-store", "expected an http(s) URL"}},
-		{"ftp store", rebaseArgs("--signature-store", "ftp://x.example/sigs"), []string{"--signature-store", "expected an http(s) URL"}},
-		{"store with query", rebaseArgs("--signature-store", "https://x.example/sigs?a=b"), []string{"--signature-store", "without query"}},
-		{"store with credentials", rebaseArgs("--signature-store", "https://user:canary-pass@x.example/sigs"), []string{"--signature-store", "credentials"}},
-		{"duplicate store", rebaseArgs("--signature-store", "https://x.example/sigs", "--signature-store", "https://x.example/sigs/"), []string{"--signature-store", "given twice"}},
-		{"outdated: absent policy", []string{"outdated", "--signature-policy", filepath.Join(dir, "absent.json")}, []string{"--signature-policy", "absent.json"}},
-		{"outdated: empty policy path", []string{"outdated", "--signature-policy", ""}, []string{"--signature-policy", "an empty path"}},
+			[]string{"--signature-policy", "nokey.json", "nope.pub"}, true},
+		{"empty store", rebaseArgs("--signature-store", ""), []string{"--signature-store", "an empty item"}, false},
+		{"store without scheme", rebaseArgs("--signature-store", "mirror.openshift.com/pub/openshift-v4/signatures/openshift/release"), []string{"--signature-store", "expected an http(s) URL"}, false},
+		{"ftp store", rebaseArgs("--signature-store", "ftp://x.example/sigs"), []string{"--signature-store", "expected an http(s) URL"}, false},
+		{"store with query", rebaseArgs("--signature-store", "https://x.example/sigs?a=b"), []string{"--signature-store", "without query"}, false},
+		{"store with credentials", rebaseArgs("--signature-store", "https://user:canary-pass@x.example/sigs"), []string{"--signature-store", "credentials"}, false},
+		{"duplicate store", rebaseArgs("--signature-store", "https://x.example/sigs", "--signature-store", "https://x.example/sigs/"), []string{"--signature-store", "given twice"}, false},
+		{"outdated: absent policy", []string{"outdated", "--signature-policy", filepath.Join(dir, "absent.json")}, []string{"--signature-policy", "absent.json"}, true},
+		{"outdated: empty policy path", []string{"outdated", "--signature-policy", ""}, []string{"--signature-policy", "an empty path"}, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var out, errOut bytes.Buffer
 			code := Main(c.args, IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut})
-			if code != ExitUsage {
-				t.Fatalf("exit %d, want %d\n%s", code, ExitUsage, errOut.String())
+			// A policy file that cannot be used is bad input (exit 1); a value that is empty
+			// or not of the flag's form is the command line's mistake (exit 2), README "Exit codes".
+			want := ExitUsage
+			if c.input {
+				want = ExitError
+			}
+			if code != want {
+				t.Fatalf("exit %d, want %d\n%s", code, want, errOut.String())
 			}
 			for _, w := range c.want {
 				if !strings.Contains(errOut.String(), w) {

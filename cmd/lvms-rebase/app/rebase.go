@@ -75,14 +75,14 @@ func (p *policyPath) Set(s string) error {
 func (p *policyPath) Type() string { return "string" }
 
 // policyDigest is the digest of the policy the flags name ("built-in" without one); a file
-// that does not load is a usage error.
+// that does not load is bad input (exit 1, README "Exit codes").
 func (f provenanceFlags) policyDigest() (string, error) {
 	if f.policy == "" {
 		return provenance.BuiltinSource, nil
 	}
 	p, err := provenance.LoadPolicy(f.policy)
 	if err != nil {
-		return "", usageError("--signature-policy: %v", err)
+		return "", inputError("signature-policy", err)
 	}
 	return p.Digest, nil
 }

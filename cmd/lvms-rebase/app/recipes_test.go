@@ -268,7 +268,7 @@ func TestBadRecordsRefused(t *testing.T) {
 		}, 1, []string{"scripts/auto-rebase/assets_lvms.yaml: assets/components/lvms/ is listed twice (lines "}},
 		{"release.base without patch", func(t *testing.T, dir string) {
 			replaceText(t, dir, "assets/release/release-x86_64.json", "5.0.0-0.nightly-2026-07-23-224236", "v5.0.0")
-		}, ExitUsage, []string{`assets/release/release-x86_64.json: release.base "v5.0.0": expected an OpenShift version X.Y.Z`}},
+		}, ExitError, []string{`assets/release/release-x86_64.json: release.base "v5.0.0": expected an OpenShift version X.Y.Z`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e.t = t

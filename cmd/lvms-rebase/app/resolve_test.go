@@ -91,7 +91,7 @@ func TestResolveCommand(t *testing.T) {
 		{[]string{"resolve"}, ExitUsage, `required flag(s) "ocp" not set`},
 		{append(base, "--ocp", "4.18", "-o", "wide"), ExitUsage, "expected text, json or yaml"},
 		{append(base, "--ocp", "4.18", "--mirror", "bad"), ExitUsage, "SRC=DST"},
-		{append(base, "--ocp", "4.18", "--idms-file", filepath.Join(work, "missing.yaml")), ExitUsage, "IDMS"},
+		{append(base, "--ocp", "4.18", "--idms-file", filepath.Join(work, "missing.yaml")), ExitError, "IDMS"},
 		{append(base, "--ocp", "4.99", "--offline"), ExitError, ""},
 	} {
 		code, _, errOut := runMain(t, tc.args...)

@@ -109,6 +109,7 @@ kustomize and writes them into a MicroShift checkout's assets/ with a lock file.
 		newVersionCommand(streams),
 	)
 	registerCompletions(root)
+	markPathFlags(root)
 	typeArgs(root)
 	watchBlankItems(root)
 	return root

@@ -85,24 +85,30 @@ type Keychain struct {
 	used   map[string]string // registry -> description of the credential source
 }
 
-// New returns the keychain for an explicit auth file ("" for none), which must exist; log
-// (optional) hears which file serves each registry.
+// New returns the keychain for an explicit auth file ("" for none), which must exist and hold
+// auths JSON; log (optional) hears which file serves each registry. A file that cannot be used
+// is an *option.PathError (bad input, not a usage mistake).
 func New(explicit string, log *slog.Logger) (*Keychain, error) {
-	if explicit != "" {
-		fi, err := os.Stat(explicit)
-		if err != nil {
-			return nil, fmt.Errorf("auth file given with %s: %w", option.AuthFile, err)
-		}
-		// Refused now, not when a registry first asks for credentials: a run that needs
-		// none (a warm cache) would otherwise pass over a FIFO or /dev/zero given here.
-		if !fi.Mode().IsRegular() {
-			return nil, fmt.Errorf("auth file given with %s: %s: %s, not a regular file", option.AuthFile, explicit, safefile.Kind(fi.Mode()))
-		}
-	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Keychain{files: authFileCandidates(explicit), log: log, parsed: map[string]*authConfigFile{}, used: map[string]string{}}, nil
+	k := &Keychain{files: authFileCandidates(explicit), log: log, parsed: map[string]*authConfigFile{}, used: map[string]string{}}
+	if explicit == "" {
+		return k, nil
+	}
+	fi, err := os.Stat(explicit)
+	if err != nil {
+		return nil, &option.PathError{Option: option.AuthFile, Path: explicit, Err: fmt.Errorf("auth file: %w", err)}
+	}
+	// Refused now, not when a registry first asks for credentials: a run that needs none (a
+	// warm cache) would otherwise pass over a FIFO, /dev/zero or an empty file given here.
+	if !fi.Mode().IsRegular() {
+		return nil, &option.PathError{Option: option.AuthFile, Path: explicit, Err: fmt.Errorf("auth file %s: %s, not a regular file", explicit, safefile.Kind(fi.Mode()))}
+	}
+	if _, err := k.load(k.files[0]); err != nil {
+		return nil, &option.PathError{Option: option.AuthFile, Path: explicit, Err: err}
+	}
+	return k, nil
 }
 
 func (k *Keychain) load(f authFile) (*authConfigFile, error) {
