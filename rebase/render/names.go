@@ -112,6 +112,18 @@ var SnapshotNameTables = map[string][]NameRule{
 	"ocp-5":    snapshotNames,
 }
 
+// SnapshotFile is MicroShift's file name of a snapshot-controller object it ships (by kind and
+// metadata.name, any era): the snapshot translation names its objects by it (rebase/snapshot),
+// so the names live here once. ok is false for an object MicroShift does not ship.
+func SnapshotFile(kind, name string) (file string, ok bool) {
+	for _, r := range snapshotWebhookNames {
+		if r.Kind == kind && r.Name == name {
+			return r.File, true
+		}
+	}
+	return "", false
+}
+
 // FileName returns the file name of an object: the rule's name when rules has one for
 // kind/name, else DefaultFileName.
 func FileName(rules []NameRule, apiVersion, kind, name string) (string, error) {

@@ -20,16 +20,16 @@ import (
 // DefaultConcurrency bounds the parallel requests of a per-file source.
 const DefaultConcurrency = 8
 
-// source maps one file of the operator repository to MicroShift's file(s) under
-// assets/components/csi-snapshot-controller/. What MicroShift changes in the objects is not
-// here: the era's kustomize overlay (overlays/csi-snapshot-controller/<era>/) patches them.
+// source is one file of the operator repository the translation reads. The MicroShift file
+// name of each object in it is not here: it is render's (render.SnapshotFile, the one table of
+// the snapshot controller's file names, which also names the rendered files). What MicroShift
+// changes in the objects is not here either: the era's kustomize overlay
+// (overlays/csi-snapshot-controller/<era>/) patches them.
 type source struct {
 	// Path is the repository-relative path of the operator file.
 	Path string
-	// Output is the MicroShift file name of a single-object source.
-	Output string
-	// Split maps the kinds of a multi-document source to MicroShift file names.
-	Split map[string]string
+	// Multi marks a multi-document source; any other holds exactly one object.
+	Multi bool
 	// Keep also ships a multi-document source whole, under this MicroShift file name, with
 	// its documents in source order.
 	Keep string
@@ -38,31 +38,25 @@ type source struct {
 	Webhook bool
 }
 
-// sources is the one table of the operator files a rebase reads and the MicroShift files
-// they become: Translate follows it and Needed lists it, so a per-file source fetches
-// exactly what the translation reads. MicroShift's rebase.sh copies the same files (its
-// assets.yaml csi entry); the file names are MicroShift's.
+// sources is the one table of the operator files a rebase reads: Translate follows it and
+// Needed lists it, so a per-file source fetches exactly what the translation reads.
+// MicroShift's rebase.sh copies the same files (its assets.yaml csi entry).
 var sources = []source{
-	{Path: "assets/volumesnapshotclasses.yaml", Output: "volumesnapshotclasses.yaml"},
-	{Path: "assets/volumesnapshotcontents.yaml", Output: "volumesnapshotcontents.yaml"},
-	{Path: "assets/volumesnapshots.yaml", Output: "volumesnapshots.yaml"},
-	{Path: "assets/serviceaccount.yaml", Output: "serviceaccount.yaml"},
-	// A multi-document file: one MicroShift file per kind (the era says which kinds get a
+	{Path: "assets/volumesnapshotclasses.yaml"},
+	{Path: "assets/volumesnapshotcontents.yaml"},
+	{Path: "assets/volumesnapshots.yaml"},
+	{Path: "assets/serviceaccount.yaml"},
+	// A multi-document file: one MicroShift file per object (the era says which kinds get a
 	// file of their own, era.SnapshotSplit), and the whole file kept as MicroShift ships it
 	// too (its recipe copies it; the split files are "extracted").
-	{Path: "manifests/05_operand_rbac.yaml", Keep: "05_operand_rbac.yaml", Split: map[string]string{
-		"ClusterRole":        "clusterrole.yaml",
-		"ClusterRoleBinding": "clusterrolebinding.yaml",
-		"Role":               "role.yaml",
-		"RoleBinding":        "rolebinding.yaml",
-	}},
-	{Path: "assets/csi_controller_deployment.yaml", Output: "csi_controller_deployment.yaml"},
-	{Path: "assets/webhook_serviceaccount.yaml", Output: "webhook_serviceaccount.yaml", Webhook: true},
-	{Path: "assets/rbac/webhook_clusterrole.yaml", Output: "webhook_clusterrole.yaml", Webhook: true},
-	{Path: "assets/rbac/webhook_clusterrolebinding.yaml", Output: "webhook_clusterrolebinding.yaml", Webhook: true},
-	{Path: "assets/webhook_service.yaml", Output: "webhook_service.yaml", Webhook: true},
-	{Path: "assets/webhook_config.yaml", Output: "webhook_config.yaml", Webhook: true},
-	{Path: "assets/webhook_deployment.yaml", Output: "webhook_deployment.yaml", Webhook: true},
+	{Path: "manifests/05_operand_rbac.yaml", Multi: true, Keep: "05_operand_rbac.yaml"},
+	{Path: "assets/csi_controller_deployment.yaml"},
+	{Path: "assets/webhook_serviceaccount.yaml", Webhook: true},
+	{Path: "assets/rbac/webhook_clusterrole.yaml", Webhook: true},
+	{Path: "assets/rbac/webhook_clusterrolebinding.yaml", Webhook: true},
+	{Path: "assets/webhook_service.yaml", Webhook: true},
+	{Path: "assets/webhook_config.yaml", Webhook: true},
+	{Path: "assets/webhook_deployment.yaml", Webhook: true},
 }
 
 // Needed lists, sorted, the repository-relative files the translation reads for era e:

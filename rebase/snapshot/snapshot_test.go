@@ -411,7 +411,7 @@ func TestTranslateErrors(t *testing.T) {
 	}{
 		{"unknown kind in split file", func(a *Assets) {
 			a.Files["manifests/05_operand_rbac.yaml"] = append(a.Files["manifests/05_operand_rbac.yaml"], []byte("\n---\nkind: Secret\napiVersion: v1\nmetadata: {name: s}\n")...)
-		}, []string{`manifests/05_operand_rbac.yaml: kind "Secret" has no MicroShift file in the snapshot source table`, commit}},
+		}, []string{`manifests/05_operand_rbac.yaml: kind "Secret" (s) has no MicroShift file in the snapshot name table`, commit}},
 		{"webhook file missing", func(a *Assets) { delete(a.Files, "assets/webhook_config.yaml") }, []string{"missing assets/webhook_config.yaml", commit}},
 		{"two objects in a single-object file", func(a *Assets) {
 			a.Files["assets/serviceaccount.yaml"] = []byte("kind: A\n---\nkind: B\n")

@@ -13,6 +13,7 @@ import (
 
 	"github.com/lvms-rebase/lvms-rebase/applier/jsonvalue"
 	"github.com/lvms-rebase/lvms-rebase/rebase/era"
+	"github.com/lvms-rebase/lvms-rebase/rebase/render"
 )
 
 // Origin says where an output object comes from and which MicroShift file it is.
@@ -94,7 +95,7 @@ func (res *Result) add(a *Assets, e era.Era, src source) error {
 	if err != nil {
 		return fmt.Errorf("%s: decoding %s: %w", where, src.Path, err)
 	}
-	if src.Output != "" && len(docs) != 1 {
+	if !src.Multi && len(docs) != 1 {
 		return fmt.Errorf("%s: %s holds %d objects, expected 1", where, src.Path, len(docs))
 	}
 	var agg *Aggregate
@@ -105,16 +106,26 @@ func (res *Result) add(a *Assets, e era.Era, src source) error {
 	seen := map[string]bool{}
 	for docIdx, doc := range docs {
 		kind, _ := doc["kind"].(string)
-		file := src.Output
-		if file == "" {
-			if file = src.Split[kind]; file == "" {
-				return fmt.Errorf("%s: %s: kind %q has no MicroShift file in the snapshot source table (rebase/snapshot sources)", where, src.Path, kind)
-			}
-			if seen[kind] {
-				return fmt.Errorf("%s: %s: two %s objects for one file %s", where, src.Path, kind, file)
-			}
-			seen[kind] = true
+		meta, _ := doc["metadata"].(map[string]interface{})
+		name, _ := meta["name"].(string)
+		// A renamed single object is named as render names any object MicroShift does not
+		// ship yet (the overlay then refuses the drift, naming its patch); a multi-document
+		// source holds only what the table names.
+		file, ok := render.SnapshotFile(kind, name)
+		if !ok && src.Multi {
+			return fmt.Errorf("%s: %s: kind %q (%s) has no MicroShift file in the snapshot name table (render.SnapshotFile)", where, src.Path, kind, name)
 		}
+		if !ok {
+			apiVersion, _ := doc["apiVersion"].(string)
+			var err error
+			if file, err = render.DefaultFileName(apiVersion, kind, name); err != nil {
+				return fmt.Errorf("%s: %s: %w", where, src.Path, err)
+			}
+		}
+		if seen[file] {
+			return fmt.Errorf("%s: %s: two objects for one file %s", where, src.Path, file)
+		}
+		seen[file] = true
 		fillTemplateValues(doc)
 		if agg != nil {
 			agg.Members = append(agg.Members, len(res.Objects))
