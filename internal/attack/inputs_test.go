@@ -74,6 +74,12 @@ func clear(t *testing.T, dir, rel string) string {
 	return p
 }
 
+// hook installs an executable git hook in the tree's repository.
+func hook(t *testing.T, w *world, name, script string) {
+	t.Helper()
+	put(t, w.tree, ".git/hooks/"+name, "#!/bin/sh\n"+script+"\n", 0o755)
+}
+
 func read(t *testing.T, p string) string {
 	t.Helper()
 	b, err := os.ReadFile(p)

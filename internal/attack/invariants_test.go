@@ -49,7 +49,7 @@ func checkConfined(t *testing.T, r *row, w *world, res result, before, after map
 		if r.leftBy[p] && !inAfter {
 			continue // the repairing run removes what the interrupted one left
 		}
-		c := change{path: p, existed: inBefore, exists: inAfter}
+		c := change{path: p, existed: inBefore, exists: inAfter, dir: inAfter && a.Mode.IsDir()}
 		why := ""
 		if p == cache || strings.HasPrefix(p, cache+"/") {
 			c.path = strings.TrimPrefix(p, cache+"/")
@@ -82,6 +82,8 @@ func forbiddenInCache(res result, c change) string {
 type change struct {
 	path            string
 	existed, exists bool
+	// dir: what exists now is a directory.
+	dir bool
 }
 
 func union(a, b map[string]dirtree.Entry) map[string]bool {
@@ -113,6 +115,8 @@ func forbidden(r *row, res result, c change, head string) string {
 			return "no output is written by a run refused"
 		case r.mode == modeApply:
 			return "" // the runtime lvmd copy is written (atomically) before the cluster is reached
+		case r.mode == modeFleet && c.path == "bodies" && !c.existed && c.dir:
+			return "" // --pr-body-dir is made before any branch's work, to fail early when it cannot be
 		case res.code == exitSIGINT || res.code == exitSIGTERM:
 			return "no output is written by a run interrupted"
 		}

@@ -16,6 +16,16 @@ import (
 func TestTreeOwnership(t *testing.T) {
 	skipShort(t)
 	rows := []row{
+		{name: "write/colliding/a person's .lvms-rebase-notes directory", class: colliding, mode: modeWrite, tpl: tplFresh,
+			setup: func(t *testing.T, w *world) { put(t, w.tree, ".lvms-rebase-notes/todo.txt", "ask about 4.19\n", 0o644) },
+			args:  func(w *world) []string { return w.rebase() }, want: exitOK},
+		{name: "write/colliding/--cache-dir kept in the checkout", class: colliding, mode: modeWrite, tpl: tplFresh,
+			setup: cacheInTree, args: func(w *world) []string { return w.rebase() }, want: exitOK},
+		{name: "commit/colliding/--cache-dir kept in the checkout", class: colliding, mode: modeCommit, tpl: tplFresh,
+			setup: cacheInTree, args: func(w *world) []string { return w.rebase("--commit") }, want: exitOK},
+		{name: "check/colliding/a mode-only edit of a managed file", class: colliding, mode: modeRead, tpl: tplRebased,
+			setup: func(t *testing.T, w *world) { chmod(t, w, operatorFile, 0o755) },
+			args:  func(w *world) []string { return w.rebase("--check") }, want: exitDrift},
 		{name: "write/colliding/a mode-only edit of a managed file", class: colliding, mode: modeWrite, tpl: tplRebased,
 			setup: func(t *testing.T, w *world) { chmod(t, w, operatorFile, 0o755) },
 			args:  func(w *world) []string { return w.rebase() }, want: exitOK},
@@ -25,7 +35,7 @@ func TestTreeOwnership(t *testing.T) {
 		args []string
 		mode mode
 	}{{"write", nil, modeWrite}, {"commit", []string{"--commit"}, modeCommit}, {"dry-run", []string{"--dry-run"}, modeRead}} {
-		for _, j := range journalsFor(m.name) {
+		for _, j := range handJournals {
 			rows = append(rows, row{
 				name: m.name + "/colliding/a journal edited to " + j.name, class: colliding, mode: m.mode, tpl: tplFresh,
 				setup: func(t *testing.T, w *world) { plantJournal(t, w, j.entry) },
@@ -36,24 +46,25 @@ func TestTreeOwnership(t *testing.T) {
 	runRows(t, rows)
 }
 
-// journalsFor are the hand-made journals attacked in a mode: every one in --dry-run (which
-// must not recover at all) and the deletion of Makefile in the writing modes (the planted
-// hook and the replaced neighbour wait for the tree WP's journal proof: see the README).
-func journalsFor(mode string) []struct {
-	name  string
-	entry func(t *testing.T, w *world, work string) map[string]any
-} {
-	if mode == "dry-run" {
-		return handJournals
-	}
-	return handJournals[:1]
-}
-
 func chmod(t *testing.T, w *world, rel string, mode os.FileMode) {
 	t.Helper()
 	if err := os.Chmod(filepath.Join(w.tree, rel), mode); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// cacheInTree moves the row's image cache into the checkout, named like a work directory,
+// with a blob of another image that this run does not fetch again: a run that deletes the
+// cache and fetches anew loses that one.
+func cacheInTree(t *testing.T, w *world) {
+	t.Helper()
+	in := filepath.Join(w.tree, ".lvms-rebase-cache")
+	if err := os.Rename(w.cache, in); err != nil {
+		t.Fatal(err)
+	}
+	blob := "a layer of another image\n"
+	put(t, in, "blobs/sha256/"+sum([]byte(blob)), blob, 0o644)
+	w.cache = in
 }
 
 // handJournals are entries a person (or an attacker) adds to the journal of a killed run:

@@ -38,8 +38,12 @@ type trigger struct {
 	delay time.Duration
 	sig   syscall.Signal
 	then  func(t *testing.T, w *world)
-	// during is then bound to the row's test and world.
+	// marker, instead of a line of stderr, fires the trigger when the row's marker file
+	// (world.marker) appears: a hook's output reaches git, not the tool's stderr.
+	marker bool
+	// during is then bound to the row's test and world; file is the marker's path.
 	during func()
+	file   string
 }
 
 // result is how a process ended.
@@ -69,7 +73,17 @@ func runProc(p proc) result {
 		hung.Do(func() { ended = false })
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	})
-	stderr, fired := readStderr(pipe, cmd.Process.Pid, p.when)
+	var stderr string
+	fired := false
+	if p.when != nil && p.when.file != "" {
+		done := make(chan struct{})
+		seen := watchMarker(p.when, cmd.Process.Pid, done)
+		stderr, _ = readStderr(pipe, cmd.Process.Pid, nil)
+		close(done)
+		fired = <-seen
+	} else {
+		stderr, fired = readStderr(pipe, cmd.Process.Pid, p.when)
+	}
 	err = cmd.Wait()
 	timer.Stop()
 	hung.Do(func() {})
@@ -104,6 +118,30 @@ func readStderr(r io.Reader, pid int, when *trigger) (string, bool) {
 			return all.String(), fired
 		}
 	}
+}
+
+// watchMarker fires the trigger once its file exists; it reports whether it did, once the
+// trigger fired or the process's stderr closed (done).
+func watchMarker(when *trigger, pid int, done <-chan struct{}) <-chan bool {
+	seen := make(chan bool, 1)
+	go func() {
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			if _, err := os.Lstat(when.file); err == nil {
+				when.fire(pid)
+				seen <- true
+				return
+			}
+			select {
+			case <-done:
+				seen <- false
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return seen
 }
 
 func (when *trigger) fire(pid int) {

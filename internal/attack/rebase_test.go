@@ -215,7 +215,7 @@ func TestRebaseSignals(t *testing.T) {
 			})
 		}
 		for _, step := range []string{"stage ", "journaled", "place ", "committed"} {
-			for _, m := range swapModes(step) {
+			for _, m := range []int{0, 4} { // write, commit
 				rows = append(rows, row{
 					name: modes[m].name + "/killed/" + s.sig.String() + " at " + step, class: killed, mode: modes[m].mode, tpl: tplFresh,
 					env:  []string{"LVMS_REBASE_PAUSE_AT=" + step},
@@ -233,16 +233,6 @@ func TestRebaseSignals(t *testing.T) {
 		})
 	}
 	runRows(t, rows)
-}
-
-// swapModes are the modes (indexes of modes) interrupted at a step of the swap: write at
-// every step; --commit before the swap (the rows after it wait for the re-run that commits
-// or reports what an interrupted --commit left: see the package's README).
-func swapModes(step string) []int {
-	if step == "stage " {
-		return []int{0, 4}
-	}
-	return []int{0}
 }
 
 // TestRebaseConcurrent starts a second run of each mode on the tree while a write holds it,
