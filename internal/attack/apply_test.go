@@ -213,6 +213,7 @@ var foreign = []struct {
 	{rbacGVR("clusterroles"), "", "vg-manager", "created by kubectl with our annotations copied onto it"},
 	{rbacGVR("roles"), "openshift-storage", "vg-manager", "written by a client calling itself microshift, with rules MicroShift never shipped"},
 	{schema.GroupVersionResource{Version: "v1", Resource: "serviceaccounts"}, "openshift-storage", "vg-manager", "controlled by our Namespace"},
+	{rbacGVR("roles"), "openshift-storage", "lvms-operator", "written by a client calling itself microshift, MicroShift's rules and one it never shipped"},
 }
 
 func rbacGVR(r string) schema.GroupVersionResource {
@@ -258,6 +259,10 @@ func (c *cluster) seedForeign(t *testing.T) {
 			yes := true
 			u.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: "v1", Kind: "Namespace", Name: ns.GetName(), UID: ns.GetUID(), Controller: &yes}})
 			manager = "someone"
+		case 5:
+			rules, _, _ := unstructured.NestedSlice(u.Object, "rules")
+			u.Object["rules"] = append(rules, map[string]any{"apiGroups": []any{""}, "resources": []any{"secrets"}, "verbs": []any{"get"}})
+			manager = "microshift"
 		}
 		if apply {
 			_, err = ri.Apply(ctx, f.name, u, metav1.ApplyOptions{FieldManager: manager, Force: true})
