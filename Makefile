@@ -59,8 +59,9 @@ demo: build ## run the main job on the bundled fixtures over a loopback registry
 	$(GO) build -o _output/bin/dev-registry ./hack/dev-registry
 	hack/demo.sh
 
-verify: ## gofmt, go vet, go mod tidy, golangci-lint, generated files, applier API compatibility
+verify: ## gofmt, go vet, go mod tidy, golangci-lint, generated files, applier API compatibility, import graph
 	hack/verify-gofmt.sh
+	hack/verify-imports.sh
 	$(GO) vet ./...
 	cd applier && $(GO) vet ./...
 	hack/verify-gomod.sh
