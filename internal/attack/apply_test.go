@@ -182,22 +182,7 @@ func TestApply(t *testing.T) {
 		{name: "colliding/prune with foreign look-alikes", class: colliding, setup: func(t *testing.T, _ *world) { c.seedForeign(t) },
 			args: none("--prune"), want: exitOK, after: func(t *testing.T, _ *world, _ result) { c.foreignSurvived(t) }},
 	}
-	for i := range rows {
-		rows[i].mode = modeApply
-	}
-	for _, r := range rows {
-		t.Run(r.name, func(t *testing.T) {
-			// The cluster is part of the world: it is listed after the row's setup (the
-			// look-alikes it seeds), before the run.
-			if r.setup != nil {
-				r.setup(t, nil)
-				r.setup = nil
-			}
-			before := c.state(t)
-			r.run(t)
-			checkCluster(t, before, c.state(t))
-		})
-	}
+	runApplyRows(t, c, rows)
 	t.Run("killed", func(t *testing.T) { applySignals(t, assets) })
 }
 
@@ -354,4 +339,22 @@ func applySignals(t *testing.T, assets string) {
 			when: &trigger{delay: 2 * time.Second, sig: s.sig}, want: s.code})
 	}
 	runRows(t, rows)
+}
+
+// runApplyRows runs apply rows against c with the cluster as part of the world: it is listed
+// after the row's setup (the look-alikes it seeds), before the run, and held to invariant 3.
+func runApplyRows(t *testing.T, c *cluster, rows []row) {
+	t.Helper()
+	for _, r := range rows {
+		r.mode = modeApply
+		t.Run(r.name, func(t *testing.T) {
+			if r.setup != nil {
+				r.setup(t, nil)
+				r.setup = nil
+			}
+			before := c.state(t)
+			r.run(t)
+			checkCluster(t, before, c.state(t))
+		})
+	}
 }

@@ -77,18 +77,7 @@ func TestApplyLegacyLookAlikes(t *testing.T) {
 			args:  apply("storage:\n  driver: none\n  optionalCsiComponents: [none]\n"), want: exitOK,
 			after: func(t *testing.T, _ *world, res result) { c.legacyLookAlikesKept(t, res) }},
 	}
-	for _, r := range rows {
-		r.mode = modeApply
-		t.Run(r.name, func(t *testing.T) {
-			if r.setup != nil {
-				r.setup(t, nil)
-				r.setup = nil
-			}
-			before := c.state(t)
-			r.run(t)
-			checkCluster(t, before, c.state(t))
-		})
-	}
+	runApplyRows(t, c, rows)
 }
 
 func (c *cluster) seedLegacyLookAlikes(t *testing.T) {

@@ -98,22 +98,34 @@ func TestFirstDeclaredFailureIsReported(t *testing.T) {
 	}
 }
 
+// clock is a test's time: every reading moves it a millisecond, advance as much as a step worked.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+// fakeClock makes g read its time from a clock starting at the Unix epoch.
+func fakeClock(g *Graph) *clock {
+	c := &clock{now: time.Unix(0, 0)}
+	g.now = func() time.Time { return c.advance(time.Millisecond) }
+	return c
+}
+
+// advance moves the clock by d and returns the new time.
+func (c *clock) advance(d time.Duration) time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+	return c.now
+}
+
 // TestTookIsWorkNotWaiting: a step's time starts when its inputs are ready. The clock moves
 // only while slow works (an hour); quick, waiting for slow, must not count that hour.
 func TestTookIsWorkNotWaiting(t *testing.T) {
 	g := New(context.Background(), Hooks{})
-	var mu sync.Mutex
-	clock := time.Unix(0, 0)
-	g.now = func() time.Time {
-		mu.Lock()
-		defer mu.Unlock()
-		clock = clock.Add(time.Millisecond)
-		return clock
-	}
+	clk := fakeClock(g)
 	slow := Add0(g, "slow", func(context.Context, *Step) (int, error) {
-		mu.Lock()
-		clock = clock.Add(time.Hour)
-		mu.Unlock()
+		clk.advance(time.Hour)
 		return 1, nil
 	})
 	Add1(g, "quick", slow, func(context.Context, *Step, int) (int, error) { return 2, nil })
@@ -131,21 +143,12 @@ func TestTookIsWorkNotWaiting(t *testing.T) {
 // intervals count once.
 func TestWorkedCountsEarlyWork(t *testing.T) {
 	g := New(context.Background(), Hooks{})
-	var mu sync.Mutex
-	clock := time.Unix(0, 0)
-	g.now = func() time.Time {
-		mu.Lock()
-		defer mu.Unlock()
-		clock = clock.Add(time.Millisecond)
-		return clock
-	}
+	clk := fakeClock(g)
 	var bg [2]time.Time
 	slow := Add0(g, "slow", func(context.Context, *Step) (int, error) {
-		mu.Lock()
 		// the background work runs from a minute to two minutes into slow's hour
-		bg = [2]time.Time{clock.Add(time.Minute), clock.Add(2 * time.Minute)}
-		clock = clock.Add(time.Hour)
-		mu.Unlock()
+		now := clk.advance(time.Hour).Add(-time.Hour)
+		bg = [2]time.Time{now.Add(time.Minute), now.Add(2 * time.Minute)}
 		return 1, nil
 	})
 	Add1(g, "verify", slow, func(_ context.Context, s *Step, _ int) (int, error) {
