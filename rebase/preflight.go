@@ -2,14 +2,16 @@ package rebase
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/lvms-rebase/lvms-rebase/applier/releasefile"
+	"github.com/lvms-rebase/lvms-rebase/internal/arch"
 	"github.com/lvms-rebase/lvms-rebase/internal/safefile"
 	"github.com/lvms-rebase/lvms-rebase/rebase/commit"
 	"github.com/lvms-rebase/lvms-rebase/rebase/lock"
@@ -68,16 +70,18 @@ func (r *run) preflight(ctx context.Context) error {
 // a half-applied rebase that exits 0. Under --check the arches are the lock's, so a lock that
 // does not cover the tree is drift (exit 1), not the caller's mistake.
 func (r *run) coversTreeArches() error {
-	dir := filepath.Join(r.opts.MicroShiftDir, filepath.FromSlash(releasefile.RepoDir))
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return fmt.Errorf("%s %s: listing %s: %w", option.MicroShiftDir, r.opts.MicroShiftDir, releasefile.RepoDir, err)
-	}
+	// A bounded look (one lstat per known arch, no listing and no open: a FIFO or a link to a
+	// device named like a release file is named, never read).
 	var left []string
-	for _, e := range entries {
-		a, ok := releasefile.ArchOf(path.Join(releasefile.RepoDir, e.Name()))
-		if ok && !slices.Contains(r.arches, a) {
-			left = append(left, releasefile.RepoPath(a))
+	for _, a := range arch.Known() {
+		if slices.Contains(r.arches, a) {
+			continue
+		}
+		rel := releasefile.RepoPath(a)
+		if _, err := os.Lstat(filepath.Join(r.opts.MicroShiftDir, filepath.FromSlash(rel))); err == nil {
+			left = append(left, rel)
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("%s %s: %w", option.MicroShiftDir, r.opts.MicroShiftDir, err)
 		}
 	}
 	if len(left) == 0 {

@@ -3,6 +3,7 @@ package attack
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -135,7 +136,11 @@ func TestRebaseModes(t *testing.T) {
 			row{name: m.name + "/plain/rebased tree", class: plain, mode: m.mode, tpl: tplRebased, want: exitOK,
 				args: func(w *world) []string { return rebaseArgs(w, m.args) }},
 		)
-		for _, in := range hostileFlags {
+		extra := extraArchFile
+		if m.name == "check" {
+			extra.want = exitError
+		}
+		for _, in := range append(slices.Clip(hostileFlags), extra) {
 			rows = append(rows, row{
 				name: m.name + "/" + string(in.class) + "/" + in.name, class: in.class, mode: m.mode, tpl: tplRebased,
 				setup: in.setup, want: in.want, names: in.names,
@@ -190,7 +195,22 @@ var hostileFlags = []flagInput{
 	}, exitError, []string{"cache"}},
 	{"--arch duplicated", duplicated, nil, func(*world) []string { return []string{"--arch", "x86_64,aarch64,x86_64"} }, exitOK, nil},
 	{"--arch fewer than the tree's release JSONs", colliding, nil, func(*world) []string { return []string{"--arch", "x86_64"} }, exitUsage, []string{"--arch", "x86_64"}},
+	// The release JSON left out is only looked at (lstat), never opened: a FIFO or a link to a
+	// device in its place is named at once.
+	{"--arch fewer, the one left out a FIFO", special, func(t *testing.T, w *world) {
+		fifo(t, w.tree, "assets/release/release-aarch64.json")
+	}, func(*world) []string { return []string{"--arch", "x86_64"} }, exitUsage, []string{"--arch", "x86_64"}},
+	{"--arch fewer, the one left out linked to /dev/zero", special, func(t *testing.T, w *world) {
+		link(t, w.tree, "assets/release/release-aarch64.json", "/dev/zero")
+	}, func(*world) []string { return []string{"--arch", "x86_64"} }, exitUsage, []string{"--arch", "x86_64"}},
 }
+
+// extraArchFile is a third arch's release JSON in the tree: the default arches leave it behind,
+// which is the caller's to fix with --arch (exit 2); under --check the lock does not cover the
+// tree, an error of the tree (exit 1).
+var extraArchFile = flagInput{"a third arch's release JSON in the tree", colliding, func(t *testing.T, w *world) {
+	put(t, w.tree, "assets/release/release-ppc64le.json", `{"release":{"base":"4.18.0"},"images":{}}`+"\n", 0o644)
+}, func(*world) []string { return nil }, exitUsage, []string{"release-ppc64le.json"}}
 
 // TestRebaseSignals interrupts real runs: in the fetch (a registry that stalls) and at each
 // kind of point of the swap (failpoints), by SIGINT, SIGTERM and SIGKILL.
